@@ -1,0 +1,33 @@
+"""Where the shared public data lives: one setting, ``ST_CONTRASTIVE_DATA``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ENV_VAR = "ST_CONTRASTIVE_DATA"
+
+
+def data_dir() -> Path:
+    """The shared data folder: ``$ST_CONTRASTIVE_DATA``, else ``../shared/data`` next to the checkout."""
+    if os.environ.get(ENV_VAR):
+        path = Path(os.environ[ENV_VAR]).expanduser()
+        if not path.is_dir():
+            raise FileNotFoundError(f"{ENV_VAR}={path} is not a directory")
+        return path
+    checkout = Path(__file__).resolve().parents[2]
+    for candidate in (checkout.parent / "shared" / "data", Path.cwd().parent / "shared" / "data"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(
+        f"No shared data folder found. Set {ENV_VAR} to the folder holding sts/, nli/, transfer/ and corpus/, "
+        "or pass Hugging Face dataset ids instead of local names."
+    )
+
+
+def data_file(relative: str) -> Path:
+    """A file under the shared data folder, with an error that names it when it is missing."""
+    path = data_dir() / relative
+    if not path.exists():
+        raise FileNotFoundError(f"{path} not found under {ENV_VAR} ({data_dir()})")
+    return path

@@ -1,0 +1,67 @@
+"""The masked-language-model head of an encoder, run on token embeddings the encoder already computed."""
+
+from __future__ import annotations
+
+import logging
+
+import torch
+from torch import nn
+from transformers import AutoModelForMaskedLM
+from transformers.modeling_outputs import BaseModelOutput
+
+logger = logging.getLogger(__name__)
+
+
+class _GivenHiddenStates(nn.Module):
+    """Stands in for the encoder inside a ``*ForMaskedLM`` model: returns the hidden states it is given."""
+
+    def forward(self, *args, inputs_embeds=None, **kwargs) -> BaseModelOutput:
+        return BaseModelOutput(last_hidden_state=inputs_embeds)
+
+
+class MaskedLMHead(nn.Module):
+    """The prediction head of ``AutoModelForMaskedLM`` for the encoder ``encoder`` (a transformers model).
+
+    The head is taken from the checkpoint at ``encoder.name_or_path`` when it has one; otherwise it starts new
+    (e.g. all-MiniLM-L6-v2 ships no MLM head). When the config ties word embeddings, the decoder shares the
+    encoder's input embedding matrix, so a new head still predicts tokens from the pretrained embeddings.
+    Working on given token embeddings, the head costs no second encoder pass; it only scores masked positions.
+    """
+
+    def __init__(self, encoder: nn.Module) -> None:
+        super().__init__()
+        config = encoder.config
+        source = config.name_or_path or getattr(encoder, "name_or_path", "")
+        try:
+            masked_lm, info = AutoModelForMaskedLM.from_pretrained(source, output_loading_info=True)
+            base_prefix = masked_lm.base_model_prefix
+            new_head = [k for k in info["missing_keys"] if not k.startswith(base_prefix + ".")]
+            self.pretrained = not new_head
+        except (OSError, ValueError):  # no loadable checkpoint: build the head from the config alone
+            masked_lm, self.pretrained = AutoModelForMaskedLM.from_config(config), False
+        if not self.pretrained:
+            logger.info("No MLM head in %s: starting a new one (decoder tied to the input embeddings).", source)
+        setattr(masked_lm, masked_lm.base_model_prefix, _GivenHiddenStates())
+        self.masked_lm = masked_lm
+        self.tied = bool(getattr(config, "tie_word_embeddings", True))
+        if self.tied:
+            self.masked_lm.get_output_embeddings().weight = encoder.get_input_embeddings().weight
+
+    def forward(self, token_embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        """Mean cross-entropy over the positions whose label is not -100."""
+        chosen = labels != -100
+        if not chosen.any():
+            return token_embeddings.sum() * 0.0  # keeps the graph when a batch happens to mask nothing
+        hidden = token_embeddings[chosen].unsqueeze(0)
+        return self.masked_lm(inputs_embeds=hidden, labels=labels[chosen].unsqueeze(0)).loss
+
+    def save_masked_lm(self, encoder: nn.Module, tokenizer, path: str) -> None:
+        """Write ``encoder`` with this head as a ``*ForMaskedLM`` checkpoint, so MLM training can go on later."""
+        prefix = self.masked_lm.base_model_prefix
+        setattr(self.masked_lm, prefix, encoder)
+        try:
+            self.masked_lm.save_pretrained(path)
+        finally:
+            setattr(self.masked_lm, prefix, _GivenHiddenStates())
+        if tokenizer is not None:
+            tokenizer.save_pretrained(path)

@@ -1,0 +1,112 @@
+"""A ``SentenceTransformerTrainer`` that also looks after parameters owned by the loss.
+
+sentence-transformers 6.x optimizes a loss's own parameters (an MLM head, a classifier, a bilinear matrix) but
+does not save them in checkpoints, restore them on resume, clip them with ``max_grad_norm``, or average their
+gradients across DDP ranks. This trainer does all four, for any loss, and tells the collator each new epoch.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import torch
+import torch.distributed as dist
+from sentence_transformers import SentenceTransformerTrainer
+from torch import nn
+from transformers import TrainerCallback
+
+logger = logging.getLogger(__name__)
+
+LOSS_STATE_NAME = "loss_state.pt"
+
+
+class ContrastiveTrainer(SentenceTransformerTrainer):
+    """Drop-in ``SentenceTransformerTrainer`` for losses that own parameters (every loss of this package)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.add_callback(_EpochToCollator(self))
+
+    def named_losses(self) -> dict[str, nn.Module]:
+        return self.loss if isinstance(self.loss, dict) else {"loss": self.loss}
+
+    def loss_parameters(self) -> list[nn.Parameter]:
+        """Parameters of the loss(es) that are not the model's (tied weights belong to the model)."""
+        model_params = {id(p) for p in self.model.parameters()}
+        seen, params = set(), []
+        for loss in self.named_losses().values():
+            for p in loss.parameters():
+                if id(p) not in model_params and id(p) not in seen:
+                    seen.add(id(p))
+                    params.append(p)
+        return params
+
+    def loss_state_dict(self) -> dict[str, dict[str, torch.Tensor]]:
+        model_tensors = {id(p) for p in self.model.state_dict(keep_vars=True).values()}
+        return {
+            name: {k: v.detach().cpu() for k, v in loss.state_dict(keep_vars=True).items() if id(v) not in model_tensors}
+            for name, loss in self.named_losses().items()
+        }
+
+    def load_loss_state(self, checkpoint_dir: str) -> None:
+        path = os.path.join(checkpoint_dir, LOSS_STATE_NAME)
+        if not os.path.exists(path):
+            if self.loss_parameters():
+                logger.warning("%s has no %s: the loss's own parameters start from scratch.", checkpoint_dir, LOSS_STATE_NAME)
+            return
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        for name, loss in self.named_losses().items():
+            # strict=False: the model's own weights are not in the file, they come with the checkpoint itself.
+            result = loss.load_state_dict(state.get(name, {}), strict=False)
+            missing = [k for k in result.missing_keys if not k.startswith("model.")]
+            if missing or result.unexpected_keys:
+                raise ValueError(f"{path} does not match the loss {name!r}: missing {missing}, unexpected {result.unexpected_keys}")
+
+    # Saving and restoring -------------------------------------------------------------------------------
+    def _save(self, output_dir: str | None = None, state_dict=None) -> None:
+        super()._save(output_dir, state_dict=state_dict)
+        loss_state = self.loss_state_dict()
+        if any(loss_state.values()):
+            torch.save(loss_state, os.path.join(output_dir or self.args.output_dir, LOSS_STATE_NAME))
+
+    def _load_from_checkpoint(self, checkpoint_path: str, *args, **kwargs) -> None:
+        super()._load_from_checkpoint(checkpoint_path, *args, **kwargs)
+        self.load_loss_state(checkpoint_path)
+
+    def _load_best_model(self) -> None:
+        super()._load_best_model()
+        self.load_loss_state(self.state.best_model_checkpoint)
+
+    # Clipping and distributed gradients ------------------------------------------------------------------
+    def _clip_grad_norm(self, model):
+        self._average_loss_gradients()
+        params = list(model.parameters()) + self.loss_parameters()
+        return self.accelerator.clip_grad_norm_(params, self.args.max_grad_norm)
+
+    def _get_grad_norm(self, model, grad_norm=None):
+        if grad_norm is None:  # no clipping this run: still sync, and report the norm of everything trained
+            self._average_loss_gradients()
+            grad_norm = self.accelerator.clip_grad_norm_(list(model.parameters()) + self.loss_parameters(), float("inf"))
+        return super()._get_grad_norm(model, grad_norm=grad_norm)
+
+    def _average_loss_gradients(self) -> None:
+        """DDP averages the model's gradients only; average the loss's own so no rank drifts."""
+        if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
+            return
+        grads = [p.grad for p in self.loss_parameters() if p.grad is not None]
+        for grad in grads:
+            dist.all_reduce(grad, op=dist.ReduceOp.SUM)
+            grad.div_(dist.get_world_size())
+
+
+class _EpochToCollator(TrainerCallback):
+    """Reseeds collators that sample (span sampling, masking) at every epoch."""
+
+    def __init__(self, trainer: ContrastiveTrainer) -> None:
+        self.trainer = trainer
+
+    def on_epoch_begin(self, args, state, control, **kwargs):
+        set_epoch = getattr(self.trainer.data_collator, "set_epoch", None)
+        if set_epoch is not None:
+            set_epoch(int(state.epoch or 0))

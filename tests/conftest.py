@@ -1,0 +1,48 @@
+"""Shared fixtures: a real WordPiece tokenizer and a tiny random BERT, built in seconds, nothing committed."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import pytest
+import torch
+
+from st_contrastive.data.data_dir import data_file
+from st_contrastive.training.mlm_pretraining import build_masked_lm, train_wordpiece_tokenizer
+
+
+@pytest.fixture(scope="session")
+def wiki_texts() -> list[str]:
+    """The first 64 Wikipedia articles of the shared corpus."""
+    with gzip.open(data_file("corpus/docs.jsonl.gz"), "rt", encoding="utf-8") as f:
+        return [json.loads(line)["text"] for line in itertools.islice(f, 64)]
+
+
+@pytest.fixture(scope="session")
+def tiny_mlm_dir(tmp_path_factory, wiki_texts) -> str:
+    """A saved tokenizer + random ``BertForMaskedLM`` (2 layers, hidden 32)."""
+    path = tmp_path_factory.mktemp("tiny-bert")
+    tokenizer = train_wordpiece_tokenizer(wiki_texts, vocab_size=2000)
+    torch.manual_seed(0)
+    model = build_masked_lm(tokenizer, hidden_size=32, num_layers=2, num_heads=2, max_position_embeddings=256)
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return str(path)
+
+
+@pytest.fixture()
+def tiny_model(tiny_mlm_dir):
+    """A fresh SentenceTransformer (Transformer + mean Pooling) over the tiny BERT."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+
+    torch.manual_seed(0)
+    transformer = Transformer(tiny_mlm_dir, max_seq_length=128)
+    pooling = Pooling(transformer.get_embedding_dimension(), pooling_mode="mean")
+    return SentenceTransformer(modules=[transformer, pooling], device="cpu")
