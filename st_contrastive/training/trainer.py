@@ -42,12 +42,18 @@ class ContrastiveTrainer(SentenceTransformerTrainer):
                     params.append(p)
         return params
 
+    def _model_keys(self, loss: nn.Module) -> set[str]:
+        """Keys of ``loss.state_dict()`` holding the model's tensors (its encoder, weights tied to it)."""
+        model_tensors = {id(t) for t in self.model.state_dict(keep_vars=True).values()}
+        return {k for k, v in loss.state_dict(keep_vars=True).items() if id(v) in model_tensors}
+
     def loss_state_dict(self) -> dict[str, dict[str, torch.Tensor]]:
-        model_tensors = {id(p) for p in self.model.state_dict(keep_vars=True).values()}
-        return {
-            name: {k: v.detach().cpu() for k, v in loss.state_dict(keep_vars=True).items() if id(v) not in model_tensors}
-            for name, loss in self.named_losses().items()
-        }
+        """The loss-owned tensors of every loss, by loss name (``"loss"`` for a single loss)."""
+        states = {}
+        for name, loss in self.named_losses().items():
+            skip = self._model_keys(loss)
+            states[name] = {k: v.detach().cpu() for k, v in loss.state_dict().items() if k not in skip}
+        return states
 
     def load_loss_state(self, checkpoint_dir: str) -> None:
         path = os.path.join(checkpoint_dir, LOSS_STATE_NAME)
@@ -59,7 +65,7 @@ class ContrastiveTrainer(SentenceTransformerTrainer):
         for name, loss in self.named_losses().items():
             # strict=False: the model's own weights are not in the file, they come with the checkpoint itself.
             result = loss.load_state_dict(state.get(name, {}), strict=False)
-            missing = [k for k in result.missing_keys if not k.startswith("model.")]
+            missing = sorted(set(result.missing_keys) - self._model_keys(loss))
             if missing or result.unexpected_keys:
                 raise ValueError(f"{path} does not match the loss {name!r}: missing {missing}, unexpected {result.unexpected_keys}")
 
@@ -92,12 +98,18 @@ class ContrastiveTrainer(SentenceTransformerTrainer):
 
     def _average_loss_gradients(self) -> None:
         """DDP averages the model's gradients only; average the loss's own so no rank drifts."""
-        if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
-            return
-        grads = [p.grad for p in self.loss_parameters() if p.grad is not None]
-        for grad in grads:
-            dist.all_reduce(grad, op=dist.ReduceOp.SUM)
-            grad.div_(dist.get_world_size())
+        average_gradients_across_ranks(self.loss_parameters())
+
+
+def average_gradients_across_ranks(params: list[nn.Parameter]) -> None:
+    """All-reduce (mean) the gradients of ``params`` over the default process group, when there is one."""
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
+        return
+    for p in params:
+        # Every rank must join every all_reduce: a missing gradient counts as zeros.
+        grad = p.grad if p.grad is not None else torch.zeros_like(p)
+        dist.all_reduce(grad, op=dist.ReduceOp.SUM)
+        p.grad = grad.div_(dist.get_world_size())
 
 
 class _EpochToCollator(TrainerCallback):

@@ -1,0 +1,181 @@
+"""DeCLUTRDataCollator and DeCLUTRLoss: span layout, masking rules, one forward pass, MLM head, ablations."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from transformers import AutoModelForMaskedLM
+
+from st_contrastive.data import DeCLUTRDataCollator, Span, SpanSampler, placement
+from st_contrastive.losses import DeCLUTRLoss, nt_xent
+
+NUM_TOKENS = 600
+
+
+@pytest.fixture()
+def collator(tiny_model):
+    sampler = SpanSampler(num_anchors=2, num_positives=3, min_length=8, max_length=64)
+    return DeCLUTRDataCollator(tiny_model.tokenizer, sampler, seed=0)
+
+
+def documents(count=3):
+    # Distinct ids per position, so each span's content tells where it came from.
+    return [{"token_ids": list(range(100 + d, 100 + d + NUM_TOKENS))} for d in range(count)]
+
+
+def unmasked(batch):
+    labels = batch["anchor_mlm_labels"]
+    return torch.where(labels != -100, labels, batch["anchor_input_ids"])
+
+
+def span_of(row_ids, attention, offset):
+    tokens = row_ids[1 : int(attention.sum()) - 1]  # drop [CLS] and [SEP]
+    assert torch.equal(tokens, torch.arange(tokens[0], tokens[0] + len(tokens)))
+    return Span(int(tokens[0]) - offset, int(tokens[0]) - offset + len(tokens))
+
+
+def test_layout_anchors_then_their_positives(collator):
+    docs = documents(3)
+    batch = collator(docs)
+    anchors = unmasked(batch)
+    assert anchors.shape[0] == 3 * 2 and batch["positive_input_ids"].shape[0] == 3 * 2 * 3
+    cls_id, sep_id = collator.tokenizer.cls_token_id, collator.tokenizer.sep_token_id
+    assert (batch["anchor_input_ids"][:, 0] == cls_id).all()
+    for i in range(6):
+        offset = 100 + i // 2
+        anchor = span_of(anchors[i], batch["anchor_attention_mask"][i], offset)
+        assert anchors[i][int(batch["anchor_attention_mask"][i].sum()) - 1] == sep_id
+        for p in range(3):
+            row = i * 3 + p
+            positive = span_of(batch["positive_input_ids"][row], batch["positive_attention_mask"][row], offset)
+            assert placement(anchor, positive) in {"adjacent", "subsumed", "overlapping"}
+
+
+def test_masking_rules(collator):
+    batch = collator(documents(3) * 20)
+    ids, labels, attention = batch["anchor_input_ids"], batch["anchor_mlm_labels"], batch["anchor_attention_mask"]
+    original = unmasked(batch)
+    special = torch.isin(original, torch.tensor(collator.tokenizer.all_special_ids))
+    chosen = labels != -100
+    assert not (chosen & special).any(), "special tokens must never be masked"
+    assert not (chosen & (attention == 0)).any()
+    rate = chosen.sum() / (~special).sum()
+    assert rate.item() == pytest.approx(0.15, abs=0.02)
+    as_mask = (ids[chosen] == collator.tokenizer.mask_token_id).float().mean().item()
+    kept = (ids[chosen] == original[chosen]).float().mean().item()
+    assert as_mask == pytest.approx(0.8, abs=0.04)
+    assert kept == pytest.approx(0.1, abs=0.03)
+    assert torch.equal(ids[~chosen], original[~chosen])
+    assert "positive_mlm_labels" not in batch
+
+
+def test_seeded_per_epoch(collator, tiny_model):
+    docs = documents(2)
+    first = collator(docs)
+    again = DeCLUTRDataCollator(tiny_model.tokenizer, collator.span_sampler, seed=0)(docs)
+    assert torch.equal(first["anchor_input_ids"], again["anchor_input_ids"])
+    other = DeCLUTRDataCollator(tiny_model.tokenizer, collator.span_sampler, seed=0)
+    other.set_epoch(1)
+    assert not torch.equal(unmasked(other(docs))[:, :10], unmasked(first)[:, :10])
+
+
+def test_collator_without_mlm_has_no_labels(tiny_model):
+    batch = DeCLUTRDataCollator(tiny_model.tokenizer, SpanSampler(max_length=32), mlm_probability=0)(documents(1))
+    assert "anchor_mlm_labels" not in batch
+
+
+def run_loss(loss, batch):
+    features = [
+        {k[len("anchor_"):]: v for k, v in batch.items() if k.startswith("anchor_")},
+        {k[len("positive_"):]: v for k, v in batch.items() if k.startswith("positive_")},
+    ]
+    return loss(features, None)
+
+
+def count_encoder_calls(model):
+    calls = []
+    handle = model[0].register_forward_hook(lambda *args: calls.append(1))
+    return calls, handle
+
+
+def test_training_uses_one_forward_per_input_and_returns_both_terms(tiny_model, collator):
+    loss = DeCLUTRLoss(tiny_model)
+    tiny_model.train()
+    calls, handle = count_encoder_calls(tiny_model)
+    out = run_loss(loss, collator(documents(2)))
+    handle.remove()
+    assert set(out) == {"contrastive", "mlm"} and len(calls) == 2
+    assert all(torch.isfinite(v) for v in out.values())
+    sum(out.values()).backward()
+    assert loss.mlm_head.masked_lm.cls.predictions.transform.dense.weight.grad is not None
+
+
+def test_eval_restores_anchors_and_equals_nt_xent_of_clean_spans(tiny_model, collator):
+    loss = DeCLUTRLoss(tiny_model, temperature=0.1)
+    batch = collator(documents(2))
+    tiny_model.eval()
+    with torch.no_grad():
+        out = run_loss(loss, batch)
+        clean = tiny_model({"input_ids": unmasked(batch), "attention_mask": batch["anchor_attention_mask"],
+                            "token_type_ids": batch["anchor_token_type_ids"]})["sentence_embedding"]
+        positives = tiny_model({k[9:]: v for k, v in batch.items() if k.startswith("positive_")})["sentence_embedding"]
+        expected = nt_xent(clean, positives.view(4, 3, -1).mean(1), 0.1)
+    assert set(out) == {"contrastive"}
+    assert out["contrastive"].item() == pytest.approx(expected.item(), abs=1e-5)
+
+
+def test_ablations(tiny_model, collator):
+    tiny_model.train()
+    batch = collator(documents(2))
+    contrastive_only = run_loss(DeCLUTRLoss(tiny_model, mlm_weight=0), batch)
+    assert set(contrastive_only) == {"contrastive"}
+    mlm_only = DeCLUTRLoss(tiny_model, contrastive_weight=0)
+    calls, handle = count_encoder_calls(tiny_model)
+    out = run_loss(mlm_only, batch)
+    handle.remove()
+    assert set(out) == {"mlm"} and len(calls) == 1
+    with pytest.raises(ValueError, match="at least one"):
+        DeCLUTRLoss(tiny_model, contrastive_weight=0, mlm_weight=0)
+
+
+def test_mlm_head_comes_from_the_checkpoint_and_matches_bert(tiny_model, tiny_mlm_dir):
+    loss = DeCLUTRLoss(tiny_model)
+    head = loss.mlm_head
+    assert head.pretrained
+    reference = AutoModelForMaskedLM.from_pretrained(tiny_mlm_dir)
+    assert torch.equal(head.masked_lm.cls.predictions.transform.dense.weight, reference.cls.predictions.transform.dense.weight)
+    assert head.masked_lm.get_output_embeddings().weight is tiny_model[0].auto_model.get_input_embeddings().weight
+    torch.manual_seed(0)
+    hidden = torch.randn(2, 7, 32)
+    labels = torch.full((2, 7), -100)
+    labels[0, 2], labels[1, 5], labels[1, 6] = 11, 42, 7
+    expected = F.cross_entropy(reference.cls(hidden).view(-1, reference.config.vocab_size), labels.view(-1))
+    assert head(hidden, labels).item() == pytest.approx(expected.item(), abs=1e-5)
+
+
+def test_new_head_when_the_checkpoint_has_none(tmp_path, tiny_model):
+    # A plain encoder checkpoint (as all-MiniLM-L6-v2 ships) has no MLM head: a new one, tied to the embeddings.
+    tiny_model.save(str(tmp_path))
+    from sentence_transformers import SentenceTransformer
+
+    plain = SentenceTransformer(str(tmp_path), device="cpu")
+    plain[0].auto_model.config.name_or_path = str(tmp_path)
+    head = DeCLUTRLoss(plain).mlm_head
+    assert not head.pretrained
+    assert head.masked_lm.get_output_embeddings().weight is plain[0].auto_model.get_input_embeddings().weight
+
+
+def test_save_masked_lm_round_trip(tmp_path, tiny_model):
+    loss = DeCLUTRLoss(tiny_model)
+    loss.save_masked_lm(str(tmp_path))
+    reloaded = AutoModelForMaskedLM.from_pretrained(str(tmp_path))
+    assert torch.equal(reloaded.cls.predictions.transform.dense.weight, loss.mlm_head.masked_lm.cls.predictions.transform.dense.weight)
+    assert torch.equal(reloaded.bert.embeddings.word_embeddings.weight, tiny_model[0].auto_model.get_input_embeddings().weight)
+
+
+def test_tokenizer_without_mask_token(tiny_model):
+    tiny_model.tokenizer.mask_token = None
+    with pytest.raises(ValueError, match="no mask token"):
+        DeCLUTRLoss(tiny_model)
+    with pytest.raises(ValueError, match="no mask token"):
+        DeCLUTRDataCollator(tiny_model.tokenizer)
+    assert set(DeCLUTRLoss(tiny_model, mlm_weight=0).get_config_dict()) == {"temperature", "contrastive_weight", "mlm_weight"}

@@ -1,0 +1,119 @@
+"""DeCLUTR through the real SentenceTransformerTrainer: loss falls, checkpoints, resume, clipping, DDP sync."""
+
+import json
+import os
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
+
+from st_contrastive.data import DeCLUTRDataCollator, SpanSampler, data_file, load_documents, prepare_declutr_dataset
+from st_contrastive.losses import DeCLUTRLoss
+from st_contrastive.training import LOSS_STATE_NAME, ContrastiveTrainer
+from st_contrastive.training.trainer import average_gradients_across_ranks
+
+
+def make_trainer(model, output_dir, max_steps, save_steps=None, learning_rate=1e-3, max_grad_norm=1.0):
+    sampler = SpanSampler(num_anchors=2, num_positives=2, min_length=8, max_length=48)
+    documents = load_documents(data_file("corpus/docs.jsonl.gz"), limit=16)
+    dataset = prepare_declutr_dataset(documents, model.tokenizer, sampler)
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(output_dir),
+        per_device_train_batch_size=4,
+        max_steps=max_steps,
+        learning_rate=learning_rate,
+        warmup_ratio=0.0,
+        max_grad_norm=max_grad_norm,
+        logging_steps=1,
+        save_steps=save_steps or max_steps,
+        report_to="none",
+        seed=0,
+        disable_tqdm=True,
+    )
+    return ContrastiveTrainer(
+        model=model,
+        args=args,
+        train_dataset=dataset,
+        loss=DeCLUTRLoss(model),
+        data_collator=DeCLUTRDataCollator(model.tokenizer, sampler, seed=0),
+    )
+
+
+def head_state(trainer):
+    return {k: v.clone() for k, v in trainer.loss_state_dict()["loss"].items()}
+
+
+def test_loss_falls_and_the_checkpoint_reloads_in_vanilla_sentence_transformers(tmp_path, tiny_model):
+    trainer = make_trainer(tiny_model, tmp_path / "run", max_steps=24)
+    trainer.train()
+    history = [h for h in trainer.state.log_history if "loss" in h]
+    assert {"contrastive", "mlm"} <= set(history[0])
+    first = sum(h["loss"] for h in history[:4]) / 4
+    last = sum(h["loss"] for h in history[-4:]) / 4
+    assert last < first - 0.5, (first, last)
+
+    tiny_model.save(str(tmp_path / "final"))
+    modules = json.loads((tmp_path / "final" / "modules.json").read_text())
+    assert [m["type"] for m in modules] == [
+        "sentence_transformers.base.modules.transformer.Transformer",
+        "sentence_transformers.sentence_transformer.modules.pooling.Pooling",
+    ]
+    reloaded = SentenceTransformer(str(tmp_path / "final"), device="cpu")
+    sentences = ["A man is playing a guitar.", "The history of the city begins in 1850."]
+    assert torch.allclose(
+        torch.tensor(tiny_model.encode(sentences)), torch.tensor(reloaded.encode(sentences)), atol=1e-6
+    )
+
+
+def test_checkpoints_hold_the_head_and_resume_restores_it(tmp_path, tiny_model, tiny_mlm_dir):
+    trainer = make_trainer(tiny_model, tmp_path / "run", max_steps=4, save_steps=2)
+    trainer.train()
+    checkpoint = tmp_path / "run" / "checkpoint-4"
+    saved = torch.load(checkpoint / LOSS_STATE_NAME, weights_only=True)["loss"]
+    assert "mlm_head.masked_lm.cls.predictions.transform.dense.weight" in saved
+    assert not any(key.startswith("model.") for key in saved), "the model's own weights live in the checkpoint"
+    assert all(torch.equal(saved[k], v) for k, v in head_state(trainer).items())
+
+    # A fresh model and head, resumed from the checkpoint, get the trained head back.
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+
+    transformer = Transformer(tiny_mlm_dir, max_seq_length=128)
+    fresh = SentenceTransformer(modules=[transformer, Pooling(32, pooling_mode="mean")], device="cpu")
+    resumed = make_trainer(fresh, tmp_path / "run", max_steps=4, save_steps=2)
+    assert not torch.equal(head_state(resumed)["mlm_head.masked_lm.cls.predictions.bias"], saved["mlm_head.masked_lm.cls.predictions.bias"])
+    resumed.train(resume_from_checkpoint=str(checkpoint))
+    assert all(torch.equal(saved[k], v) for k, v in head_state(resumed).items())
+
+
+def test_clipping_covers_the_loss_parameters(tmp_path, tiny_model):
+    trainer = make_trainer(tiny_model, tmp_path / "run", max_steps=1, max_grad_norm=1.0)
+    head_params = trainer.loss_parameters()
+    assert head_params and not any(p is tiny_model[0].auto_model.get_input_embeddings().weight for p in head_params)
+    for p in tiny_model.parameters():
+        p.grad = torch.zeros_like(p)
+    for p in head_params:
+        p.grad = torch.full_like(p, 10.0)
+    norm = trainer._clip_grad_norm(trainer.model)
+    assert norm > 100
+    clipped = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in head_params]))
+    assert clipped.item() == pytest.approx(1.0, rel=1e-3)
+
+
+def _average_on_rank(rank, world_size, init_file, results):
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world_size)
+    params = [torch.nn.Parameter(torch.zeros(3)), torch.nn.Parameter(torch.zeros(2))]
+    params[0].grad = torch.full((3,), float(rank + 1))
+    if rank == 0:
+        params[1].grad = torch.ones(2)  # rank 1 has no gradient for this one
+    average_gradients_across_ranks(params)
+    results[rank] = [p.grad.tolist() for p in params]
+    dist.destroy_process_group()
+
+
+def test_loss_gradients_are_averaged_across_ranks(tmp_path):
+    results = mp.Manager().dict()
+    mp.spawn(_average_on_rank, args=(2, str(tmp_path / "init"), results), nprocs=2, join=True)
+    assert results[0] == results[1] == [[1.5, 1.5, 1.5], [0.5, 0.5]]
