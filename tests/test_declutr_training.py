@@ -117,3 +117,22 @@ def test_loss_gradients_are_averaged_across_ranks(tmp_path):
     results = mp.Manager().dict()
     mp.spawn(_average_on_rank, args=(2, str(tmp_path / "init"), results), nprocs=2, join=True)
     assert results[0] == results[1] == [[1.5, 1.5, 1.5], [0.5, 0.5]]
+
+
+def test_legacy_fit_trains_on_frozen_examples(tmp_path, tiny_model):
+    from torch.utils.data import DataLoader
+
+    from st_contrastive.data.declutr_fit import declutr_input_examples
+
+    sampler = SpanSampler(num_anchors=2, num_positives=2, min_length=8, max_length=32)
+    documents = prepare_declutr_dataset(
+        load_documents(data_file("corpus/docs.jsonl.gz"), limit=8), tiny_model.tokenizer, sampler
+    )
+    examples = declutr_input_examples(documents, tiny_model.tokenizer, sampler, seed=0)
+    assert len(examples) == 16 and all(len(e.texts) == 3 for e in examples)
+    assert [e.texts for e in examples] == [e.texts for e in declutr_input_examples(documents, tiny_model.tokenizer, sampler, seed=0)]
+    before = tiny_model.encode(["a test sentence"])
+    loss = DeCLUTRLoss(tiny_model)
+    tiny_model.fit(train_objectives=[(DataLoader(examples, batch_size=4, shuffle=True), loss)], epochs=1,
+                   output_path=str(tmp_path / "fit"), show_progress_bar=False)
+    assert not (tiny_model.encode(["a test sentence"]) == before).all()

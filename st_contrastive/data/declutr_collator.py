@@ -46,7 +46,6 @@ class DeCLUTRDataCollator:
                 f"the tokenizer {type(self.tokenizer).__name__} has no mask token, so MLM is impossible; "
                 "pass mlm_probability=0 (and mlm_weight=0 to DeCLUTRLoss) for contrastive-only training"
             )
-        self._special_ids = torch.tensor(sorted(self.tokenizer.all_special_ids))
         self._with_token_types = "token_type_ids" in self.tokenizer.model_input_names
         self._prefix, self._suffix = special_token_template(self.tokenizer)
 
@@ -89,19 +88,30 @@ class DeCLUTRDataCollator:
         return padded
 
     def mask_tokens(self, input_ids: torch.Tensor, rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        """BERT masking: ``mlm_probability`` of the non-special tokens become targets, 80% [MASK], 10% random, 10% kept."""
         generator = torch.Generator().manual_seed(int(rng.integers(2**63 - 1)))
-        labels = input_ids.clone()
-        maskable = ~torch.isin(input_ids, self._special_ids)
-        chosen = (torch.rand(input_ids.shape, generator=generator) < self.mlm_probability) & maskable
-        labels[~chosen] = IGNORE_INDEX
-        masked = input_ids.clone()
-        draw = torch.rand(input_ids.shape, generator=generator)
-        masked[chosen & (draw < 0.8)] = self.tokenizer.mask_token_id
-        random_tokens = torch.randint(len(self.tokenizer), input_ids.shape, generator=generator)
-        replace = chosen & (draw >= 0.8) & (draw < 0.9)
-        masked[replace] = random_tokens[replace]
-        return masked, labels
+        return mask_tokens(input_ids, self.tokenizer, self.mlm_probability, generator)
+
+
+def mask_tokens(
+    input_ids: torch.Tensor, tokenizer, mlm_probability: float = 0.15, generator: torch.Generator | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """BERT masking: ``mlm_probability`` of the non-special tokens become targets, 80% [MASK], 10% random, 10% kept.
+
+    Returns the masked ids and the labels (the original id at targets, -100 elsewhere).
+    """
+    special_ids = torch.tensor(sorted(tokenizer.all_special_ids), device=input_ids.device)
+    labels = input_ids.clone()
+    maskable = ~torch.isin(input_ids, special_ids)
+    rand = lambda: torch.rand(input_ids.shape, generator=generator).to(input_ids.device)  # noqa: E731
+    chosen = (rand() < mlm_probability) & maskable
+    labels[~chosen] = IGNORE_INDEX
+    masked = input_ids.clone()
+    draw = rand()
+    masked[chosen & (draw < 0.8)] = tokenizer.mask_token_id
+    random_tokens = torch.randint(len(tokenizer), input_ids.shape, generator=generator).to(input_ids.device)
+    replace = chosen & (draw >= 0.8) & (draw < 0.9)
+    masked[replace] = random_tokens[replace]
+    return masked, labels
 
 
 def special_token_template(tokenizer) -> tuple[list[int], list[int]]:

@@ -9,7 +9,7 @@ import torch
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
-from st_contrastive.data.declutr_collator import IGNORE_INDEX
+from st_contrastive.data.declutr_collator import IGNORE_INDEX, mask_tokens
 from st_contrastive.losses.nt_xent import nt_xent
 from st_contrastive.models.masked_lm_head import MaskedLMHead
 
@@ -53,10 +53,12 @@ class DeCLUTRLoss(nn.Module):
             self.mlm_head = MaskedLMHead(model[0].auto_model)
 
     def forward(self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
-        anchor_features, positive_features = sentence_features
+        anchor_features, *positive_inputs = sentence_features
         anchor_features = dict(anchor_features)
         mlm_labels = anchor_features.pop("mlm_labels", None)
-        with_mlm = self.mlm_weight > 0 and self.model.training and mlm_labels is not None
+        with_mlm = self.mlm_weight > 0 and self.model.training
+        if with_mlm and mlm_labels is None:  # legacy fit(): plain tokenized text, so mask here
+            anchor_features["input_ids"], mlm_labels = mask_tokens(anchor_features["input_ids"], self.model.tokenizer)
         if mlm_labels is not None and not with_mlm:
             masked = mlm_labels != IGNORE_INDEX
             anchor_features["input_ids"] = torch.where(masked, mlm_labels, anchor_features["input_ids"])
@@ -64,16 +66,25 @@ class DeCLUTRLoss(nn.Module):
         anchors = self.model(anchor_features)
         losses = {}
         if self.contrastive_weight > 0:
-            positives = self.model(positive_features)["sentence_embedding"]
-            num_anchors = len(anchors["sentence_embedding"])
-            if len(positives) % num_anchors:
-                raise ValueError(f"{len(positives)} positives cannot be split evenly among {num_anchors} anchors")
-            mean_positives = positives.view(num_anchors, len(positives) // num_anchors, -1).mean(dim=1)
+            mean_positives = self._mean_positives(positive_inputs, len(anchors["sentence_embedding"]))
             contrastive = nt_xent(anchors["sentence_embedding"], mean_positives, self.temperature, self.gather_across_devices)
             losses["contrastive"] = self.contrastive_weight * contrastive
         if with_mlm:
             losses["mlm"] = self.mlm_weight * self.mlm_head(anchors["token_embeddings"], mlm_labels)
         return losses
+
+    def _mean_positives(self, positive_inputs: list[dict[str, torch.Tensor]], num_anchors: int) -> torch.Tensor:
+        """The mean positive embedding of each anchor.
+
+        One input holds the ``P`` positives of anchor ``i`` at rows ``i·P … i·P+P−1`` (the collator's layout);
+        several inputs hold one positive of every anchor each (``InputExample(texts=[anchor, *positives])``).
+        """
+        if len(positive_inputs) > 1:
+            return torch.stack([self.model(f)["sentence_embedding"] for f in positive_inputs]).mean(dim=0)
+        positives = self.model(positive_inputs[0])["sentence_embedding"]
+        if len(positives) % num_anchors:
+            raise ValueError(f"{len(positives)} positives cannot be split evenly among {num_anchors} anchors")
+        return positives.view(num_anchors, len(positives) // num_anchors, -1).mean(dim=1)
 
     def save_masked_lm(self, path: str) -> None:
         """Write the encoder with its MLM head as a ``*ForMaskedLM`` checkpoint (to continue MLM training later)."""
