@@ -1,0 +1,61 @@
+"""SupCon core and label-based SupConLoss: parity with pytorch-metric-learning, drop-outs, no NaN."""
+
+import math
+
+import pytest
+import torch
+from pytorch_metric_learning.losses import SupConLoss as PMLSupConLoss
+
+from st_contrastive.losses.supcon import SupConLoss, similarity_matrix, supcon
+
+
+@pytest.mark.parametrize("temperature", [0.1, 0.5, 1.0])
+def test_equals_pytorch_metric_learning(temperature):
+    torch.manual_seed(0)
+    embeddings = torch.randn(24, 16)
+    labels = torch.randint(0, 5, (24,))
+    expected = PMLSupConLoss(temperature=temperature)(embeddings, labels)
+    sims = similarity_matrix(embeddings, embeddings, "cosine")
+    not_self = ~torch.eye(24, dtype=torch.bool)
+    ours, _ = supcon(sims, labels[:, None] == labels[None, :], not_self, temperature)
+    assert ours.item() == pytest.approx(expected.item(), abs=1e-5)
+
+
+def test_loss_module_equals_pml_on_model_embeddings(tiny_model):
+    torch.manual_seed(1)
+    texts = ["a dog runs", "a cat sleeps", "the dog is running", "a cat is asleep", "stocks fell", "markets drop"]
+    labels = torch.tensor([0, 1, 0, 1, 2, 2])
+    features = tiny_model.tokenize(texts)
+    loss = SupConLoss(tiny_model, temperature=0.3)
+    ours = loss([features], labels)
+    embeddings = tiny_model(tiny_model.tokenize(texts))["sentence_embedding"]
+    assert ours.item() == pytest.approx(PMLSupConLoss(temperature=0.3)(embeddings, labels).item(), abs=1e-5)
+    ours.backward()
+    assert any(p.grad is not None for p in tiny_model.parameters())
+
+
+def test_hand_computed_case():
+    # Two anchors; anchor 0 has positive 1 among candidates {1, 2}; anchor 1 has none and drops out.
+    sims = torch.tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 0.5]])
+    positives = torch.tensor([[False, True, False], [False, False, False]])
+    candidates = torch.tensor([[False, True, True], [True, False, True]])
+    loss, dropped = supcon(sims, positives, candidates, temperature=1.0)
+    assert dropped == 1
+    assert loss.item() == pytest.approx(-math.log(math.e / (math.e + 1)), abs=1e-6)
+
+
+def test_no_positive_anywhere_is_zero_not_nan(caplog):
+    embeddings = torch.randn(4, 8, requires_grad=True)
+    loss, dropped = supcon(similarity_matrix(embeddings, embeddings, "dot"), torch.zeros(4, 4, dtype=torch.bool),
+                           ~torch.eye(4, dtype=torch.bool), 0.1)
+    assert dropped == 4 and loss.item() == 0.0
+    loss.backward()
+    assert torch.isfinite(embeddings.grad).all()
+
+
+def test_dot_similarity_and_bad_name():
+    a = torch.tensor([[3.0, 0.0]])
+    assert similarity_matrix(a, a, "dot").item() == 9.0
+    assert similarity_matrix(a, a, "cosine").item() == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="similarity"):
+        similarity_matrix(a, a, "euclid")
