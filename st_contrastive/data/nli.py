@@ -1,0 +1,88 @@
+"""Read natural language inference pairs (SNLI, MultiNLI, AllNLI) into ``premise, hypothesis, label`` rows."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import logging
+from pathlib import Path
+
+from datasets import Dataset, concatenate_datasets, load_dataset, load_from_disk
+
+from st_contrastive.data.data_dir import data_file
+
+logger = logging.getLogger(__name__)
+
+NLI_LABELS = ("entailment", "neutral", "contradiction")  # ids 0, 1, 2 as in stanfordnlp/snli and all-nli
+NO_GOLD = {"-", "", "-1", -1}  # SNLI pairs whose annotators did not agree
+SHARED_NLI = {"snli-dev": "nli/snli_dev.tsv.gz", "snli-test": "nli/snli_test.tsv.gz"}
+COLUMN_ALIASES = {"premise": ("premise", "sentence1", "anchor"), "hypothesis": ("hypothesis", "sentence2", "positive"),
+                  "label": ("label", "gold_label")}
+
+
+def load_nli(source: str, split: str = "train", max_rows: int | None = None) -> Dataset:
+    """NLI pairs as a ``Dataset`` with ``premise``, ``hypothesis`` and an integer ``label`` (see ``NLI_LABELS``).
+
+    ``source``: ``snli-dev`` / ``snli-test`` / ``snli-dev+snli-test`` (the shared SNLI files), a ``.tsv(.gz)`` or
+    ``.jsonl(.gz)`` file (SNLI/MultiNLI layout: premise/sentence1, hypothesis/sentence2, label/gold_label), a
+    saved dataset folder, or a Hub dataset id (``stanfordnlp/snli``, ``sentence-transformers/all-nli`` with
+    ``split``). Labels may be names or ids; rows without a gold label (SNLI's ``-`` / ``-1``) are dropped and
+    counted in a warning; any other unknown label raises an error naming the row.
+    """
+    if "+" in source:
+        return concatenate_datasets([load_nli(part, split, max_rows) for part in source.split("+")])
+    path = data_file(SHARED_NLI[source]) if source in SHARED_NLI else Path(source)
+    if path.is_file():
+        rows, where = _read_file(path), str(path)
+    elif path.is_dir() and (path / "state.json").exists():
+        rows, where = load_from_disk(str(path)).to_list(), str(path)
+    else:
+        dataset = load_dataset(source, "pair-class", split=split) if source.endswith("all-nli") else load_dataset(source, split=split)
+        rows, where = dataset.to_list(), f"{source} [{split}]"
+    return _to_dataset(rows, where, max_rows)
+
+
+def _read_file(path: Path) -> list[dict]:
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8", newline="") as f:
+        if ".jsonl" in path.name or ".json" in path.name:
+            return [json.loads(line) for line in f if line.strip()]
+        return list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+
+
+def _column(row: dict, name: str, where: str) -> str:
+    for alias in COLUMN_ALIASES[name]:
+        if alias in row:
+            return alias
+    raise ValueError(f"{where}: no {name} column (looked for {COLUMN_ALIASES[name]}); columns are {list(row)}")
+
+
+def _to_dataset(rows: list[dict], where: str, max_rows: int | None) -> Dataset:
+    if not rows:
+        raise ValueError(f"{where}: no rows")
+    premise, hypothesis, label = (_column(rows[0], name, where) for name in ("premise", "hypothesis", "label"))
+    out = {"premise": [], "hypothesis": [], "label": []}
+    no_gold = 0
+    for number, row in enumerate(rows, start=1):
+        value = row[label]
+        if value in NO_GOLD:
+            no_gold += 1
+            continue
+        out["premise"].append(row[premise])
+        out["hypothesis"].append(row[hypothesis])
+        out["label"].append(label_id(value, f"{where}, row {number}"))
+        if max_rows is not None and len(out["label"]) >= max_rows:
+            break
+    if no_gold:
+        logger.warning("%s: dropped %d pairs without a gold label", where, no_gold)
+    return Dataset.from_dict(out)
+
+
+def label_id(value, where: str = "") -> int:
+    """``entailment``/``neutral``/``contradiction`` (any case) or 0/1/2 to an id; anything else is an error."""
+    if isinstance(value, str) and value.strip().lower() in NLI_LABELS:
+        return NLI_LABELS.index(value.strip().lower())
+    if isinstance(value, (int, str)) and str(value).strip() in {"0", "1", "2"}:
+        return int(value)
+    raise ValueError(f"{where}: unknown NLI label {value!r}; expected one of {NLI_LABELS} or 0-2")

@@ -1,0 +1,152 @@
+"""NLI data, premise-group batching and NLISupConLoss: parity with SoftmaxLoss, selection rules, training."""
+
+import math
+
+import pytest
+import torch
+from sentence_transformers.sentence_transformer.evaluation import LabelAccuracyEvaluator
+from sentence_transformers.sentence_transformer.losses import SoftmaxLoss
+from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
+
+from st_contrastive.data.nli import label_id, load_nli
+from st_contrastive.data.premise_group_sampler import PremiseGroupBatchSampler
+from st_contrastive.losses.nli_supcon import NLISupConLoss, load_nli_classifier, predict_nli, premise_groups
+from st_contrastive.training import LOSS_STATE_NAME, ContrastiveTrainer
+
+
+def test_shared_snli_reader():
+    dev = load_nli("snli-dev")
+    assert len(dev) == 9842 and dev.column_names == ["premise", "hypothesis", "label"]
+    assert sorted(set(dev["label"])) == [0, 1, 2]
+    assert dev["label"].count(0) == 3329  # entailment count from SOURCES.md
+    assert len(load_nli("snli-dev+snli-test", max_rows=10)) == 20
+
+
+def test_bad_and_missing_labels_are_reported(tmp_path, caplog):
+    path = tmp_path / "pairs.tsv"
+    path.write_text("premise\thypothesis\tlabel\nA dog .\tAn animal .\tentailment\nA cat .\tA dog .\t-\n")
+    with caplog.at_level("WARNING"):
+        assert load_nli(str(path))["label"] == [0]
+    assert "dropped 1 pairs without a gold label" in caplog.text
+    path.write_text("sentence1\tsentence2\tgold_label\nA .\tB .\tNEUTRAL\nA .\tC .\tmaybe\n")
+    with pytest.raises(ValueError, match=r"pairs.tsv, row 2: unknown NLI label 'maybe'"):
+        load_nli(str(path))
+    assert label_id(2) == 2 and label_id("Contradiction") == 2
+
+
+def test_sampler_keeps_groups_and_covers_every_row_once():
+    dataset = load_nli("snli-dev", max_rows=300)
+    sampler = PremiseGroupBatchSampler(dataset, batch_size=16, seed=3)
+    premises = dataset["premise"]
+    epochs = []
+    for epoch in range(2):
+        sampler.set_epoch(epoch)
+        batches = list(sampler)
+        assert len(batches) == len(sampler)
+        rows = [i for batch in batches for i in batch]
+        assert sorted(rows) == list(range(len(dataset)))
+        for batch in batches:
+            assert len(batch) <= 16
+            for premise in {premises[i] for i in batch}:
+                assert all(premises[i] != premise for other in batches if other is not batch for i in other)
+        epochs.append(batches)
+    assert epochs[0] != epochs[1]
+
+
+def nli_features(model, rows):
+    return [model.tokenize([r[0] for r in rows]), model.tokenize([r[1] for r in rows])]
+
+
+ROWS = [
+    ("A dog runs .", "An animal moves .", 0),
+    ("A dog runs .", "A cat sleeps .", 2),
+    ("A dog runs .", "The dog is fast .", 1),
+    ("A man cooks .", "Someone makes food .", 0),
+    ("A man cooks .", "A woman swims .", 2),
+]
+
+
+def test_lambda_zero_equals_softmax_loss(tiny_model):
+    tiny_model.eval()
+    ours = NLISupConLoss(tiny_model, supcon_weight=0.0)
+    reference = SoftmaxLoss(tiny_model, tiny_model.get_sentence_embedding_dimension(), num_labels=3)
+    reference.classifier.load_state_dict(ours.classifier.state_dict())
+    labels = torch.tensor([r[2] for r in ROWS])
+    out = ours(nli_features(tiny_model, ROWS), labels)
+    assert set(out) == {"cross_entropy"}
+    expected = reference(nli_features(tiny_model, ROWS), labels)
+    assert out["cross_entropy"].item() == pytest.approx(expected.item(), abs=1e-6)
+
+
+def test_premise_supcon_hand_computed(tiny_model):
+    loss = NLISupConLoss(tiny_model, supcon_weight=1.0, temperature=1.0, similarity="dot")
+    premises = torch.tensor([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
+    hypotheses = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5], [0.0, 1.0], [1.0, 0.0]])
+    group = torch.tensor([0, 0, 0, 1, 1])
+    labels = torch.tensor([0, 2, 1, 0, 2])
+    # Premise 0 (1,0): scores to the 5 hypotheses 1, 0, .5, 0, 1; its only positive is hypothesis 0.
+    # Premise 1 (0,1): scores 0, 1, .5, 1, 0; its only positive is hypothesis 3.
+    denominator = 2 * math.e + math.exp(0.5) + 2
+    expected = -(1 - math.log(denominator) + 1 - math.log(denominator)) / 2
+    assert loss.premise_supcon(premises, hypotheses, group, labels).item() == pytest.approx(expected, abs=1e-6)
+    assert loss.anchors_seen == 2 and loss.anchors_without_positive == 0
+
+
+def test_k_selection_keeps_exactly_k_where_available(tiny_model):
+    loss = NLISupConLoss(tiny_model, positives=1, negatives=3, seed=0)
+    mask = torch.tensor([[True, True, True, True, True, False], [False, True, False, False, False, False]])
+    for _ in range(20):
+        chosen = loss._keep_at_most(mask, 3)
+        assert (chosen & ~mask).sum() == 0
+        assert chosen.sum(dim=1).tolist() == [3, 1]
+    assert torch.equal(loss._keep_at_most(mask, "all"), mask)
+    with pytest.raises(ValueError, match="negatives"):
+        NLISupConLoss(tiny_model, negatives=0)
+
+
+def test_groups_from_premise_tokens(tiny_model):
+    features = nli_features(tiny_model, ROWS)
+    assert premise_groups(features[0]["input_ids"]).tolist() in ([0, 0, 0, 1, 1], [1, 1, 1, 0, 0])
+
+
+def test_no_positive_gives_zero_with_warning(tiny_model, caplog):
+    loss = NLISupConLoss(tiny_model, supcon_weight=0.5)
+    rows = [r for r in ROWS if r[2] != 0]
+    tiny_model.train()
+    with caplog.at_level("WARNING"):
+        out = loss(nli_features(tiny_model, rows), torch.tensor([r[2] for r in rows]))
+    assert out["supcon"].item() == 0.0 and "no premise" in caplog.text.lower()
+    with pytest.raises(ValueError, match="row 0 has label 5"):
+        loss(nli_features(tiny_model, rows), torch.tensor([5, 0, 1]))
+
+
+def test_training_falls_saves_head_and_label_accuracy_works(tmp_path, tiny_model):
+    dataset = load_nli("snli-dev", max_rows=192)
+    loss = NLISupConLoss(tiny_model, supcon_weight=0.3)
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path / "run"), per_device_train_batch_size=16, max_steps=30, learning_rate=2e-3,
+        logging_steps=1, save_steps=30, report_to="none", seed=0, disable_tqdm=True,
+        batch_sampler=PremiseGroupBatchSampler,
+    )
+    trainer = ContrastiveTrainer(model=tiny_model, args=args, train_dataset=dataset, loss=loss)
+    trainer.train()
+    history = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    assert sum(history[-5:]) / 5 < sum(history[:5]) / 5
+    assert loss.anchors_seen > 0 and loss.anchors_without_positive < loss.anchors_seen
+    saved = torch.load(tmp_path / "run" / "checkpoint-30" / LOSS_STATE_NAME, weights_only=True)["loss"]
+    assert torch.equal(saved["classifier.weight"], loss.classifier.weight.detach())
+
+    loss.save_classifier(tmp_path / "head")
+    classifier, labels = load_nli_classifier(tmp_path / "head")
+    assert labels == ["entailment", "neutral", "contradiction"]
+    assert torch.equal(classifier.weight, loss.classifier.weight.detach())
+    predicted = predict_nli(tiny_model, classifier, labels, ["A dog runs ."], ["An animal moves ."])
+    assert predicted[0] in labels
+
+    from torch.utils.data import DataLoader
+    from sentence_transformers.sentence_transformer.readers.input_example import InputExample
+
+    examples = [InputExample(texts=[r["premise"], r["hypothesis"]], label=r["label"]) for r in dataset.select(range(32))]
+    loader = DataLoader(examples, batch_size=8, collate_fn=tiny_model.smart_batching_collate)
+    accuracy = LabelAccuracyEvaluator(loader, softmax_model=loss)(tiny_model)
+    assert 0.0 <= next(v for k, v in accuracy.items() if "accuracy" in k) <= 1.0
