@@ -1,0 +1,153 @@
+"""Recipe: pretrain a small BERT with masked language modelling on a document corpus.
+
+``st-contrastive pretrain-mlm --corpus both --output runs/mlm-small`` builds the MLM-pretrained base that DeCLUTR
+starts from when no pretrained English encoder can be downloaded. It prints a results table and writes it, with
+every setting, to ``pretraining.json`` next to the checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+import torch
+from datasets import Dataset, concatenate_datasets
+
+from st_contrastive.data.data_dir import data_file
+from st_contrastive.data.documents import load_documents
+from st_contrastive.training.mlm_pretraining import pretrain_masked_lm
+
+# Shared corpora by name (see ../shared/data/SOURCES.md).
+NAMED_CORPORA = {
+    "wiki": ["corpus/docs.jsonl.gz"],
+    "books": ["corpus/books.jsonl.gz"],
+    "both": ["corpus/docs.jsonl.gz", "corpus/books.jsonl.gz"],
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="st-contrastive pretrain-mlm",
+        description="Train a WordPiece tokenizer and a small BertForMaskedLM on a document corpus (BERT masking, "
+        "packed blocks, AdamW with linear warm-up/decay) and save a checkpoint that AutoModelForMaskedLM and "
+        "sentence-transformers' Transformer both load.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    data = parser.add_argument_group("data")
+    data.add_argument(
+        "--corpus",
+        default="both",
+        help="'wiki' (4,518 shared Wikipedia articles), 'books' (shared Gutenberg chunks), 'both', or a path: "
+        ".jsonl / .jsonl.gz (one JSON object per line, text in --text-field), .txt (one document per line, or per "
+        "blank-line separated block if the file has blank lines), a saved Dataset folder, or a Hub dataset id",
+    )
+    data.add_argument("--text-field", default="text", help="JSON field / dataset column holding the document text")
+    data.add_argument(
+        "--max-documents", type=int, default=None, help="read at most this many documents per corpus (None: all)"
+    )
+    data.add_argument(
+        "--tokenizer", default=None, help="path or Hub id of an existing tokenizer; default: train a new WordPiece one"
+    )
+    data.add_argument("--vocab-size", type=int, default=8000, help="WordPiece vocabulary size when training one")
+    data.add_argument(
+        "--max-seq-length", type=int, default=128, help="tokens per packed block, [CLS] and [SEP] included"
+    )
+    data.add_argument("--eval-blocks", type=int, default=256, help="held-out blocks for the MLM loss (at most 1/10)")
+
+    model = parser.add_argument_group("model")
+    model.add_argument("--hidden-size", type=int, default=256, help="BERT hidden size (feed-forward is 4x)")
+    model.add_argument("--num-layers", type=int, default=4, help="transformer layers")
+    model.add_argument("--num-heads", type=int, default=4, help="attention heads")
+
+    train = parser.add_argument_group("training")
+    train.add_argument("--batch-size", type=int, default=32, help="blocks per step")
+    train.add_argument("--learning-rate", type=float, default=5e-4, help="peak AdamW learning rate")
+    train.add_argument("--warmup-ratio", type=float, default=0.06, help="fraction of --max-steps for linear warm-up")
+    train.add_argument("--max-steps", type=int, default=10_000, help="optimizer steps; the LR decays to 0 at this step")
+    train.add_argument(
+        "--max-minutes",
+        type=float,
+        default=None,
+        help="stop after this many minutes of training, a guard (None: no limit)",
+    )
+    train.add_argument("--mlm-probability", type=float, default=0.15, help="fraction of tokens masked (80/10/10)")
+    train.add_argument("--bf16", action="store_true", help="bfloat16 autocast (~2x faster on CPUs with AVX512-BF16)")
+    train.add_argument(
+        "--dropout", type=float, default=0.1, help="dropout while pretraining (the saved config gets BERT's 0.1)"
+    )
+    train.add_argument("--seed", type=int, default=0, help="seed for model init, masking and data order")
+    train.add_argument("--num-threads", type=int, default=None, help="torch CPU threads (None: torch's choice)")
+
+    parser.add_argument("--output", default="runs/mlm-small", help="folder for the checkpoint and pretraining.json")
+    return parser
+
+
+def read_corpus(corpus: str, text_field: str = "text", max_documents: int | None = None) -> Dataset:
+    """Documents (a ``text`` column) of a named shared corpus or of a file / dataset path."""
+    sources = [data_file(name) for name in NAMED_CORPORA[corpus]] if corpus in NAMED_CORPORA else [corpus]
+    parts = [
+        load_documents(source, text_field=text_field, limit=max_documents).select_columns(["text"])
+        for source in sources
+    ]
+    return concatenate_datasets(parts)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    if args.num_threads:
+        torch.set_num_threads(args.num_threads)
+    tokenizer = None
+    if args.tokenizer:
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
+    documents = read_corpus(args.corpus, args.text_field, args.max_documents)
+    results = pretrain_masked_lm(
+        documents,
+        args.output,
+        tokenizer=tokenizer,
+        vocab_size=args.vocab_size,
+        hidden_size=args.hidden_size,
+        num_layers=args.num_layers,
+        num_heads=args.num_heads,
+        max_seq_length=args.max_seq_length,
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        warmup_ratio=args.warmup_ratio,
+        max_steps=args.max_steps,
+        max_minutes=args.max_minutes,
+        mlm_probability=args.mlm_probability,
+        seed=args.seed,
+        bf16=args.bf16,
+        dropout=args.dropout,
+        eval_blocks=args.eval_blocks,
+    )
+    print_results(results, args)
+    return results
+
+
+def print_results(results: dict, args: argparse.Namespace) -> None:
+    r, data = results, results["data"]
+    stopped = " (stopped by --max-minutes)" if r["stopped_by_max_minutes"] else ""
+    rows = [
+        ("corpus", f"{args.corpus}: {data['documents']} docs, {data['tokens']:,} tokens"),
+        ("parameters", f"{r['parameters']:,}"),
+        ("steps done", f"{r['steps_done']} of {args.max_steps}{stopped}"),
+        ("train loss (mean / last logged)", f"{r['train_loss_mean']:.3f} / {r['train_loss_last_logged']:.3f}"),
+        ("held-out MLM loss before -> after", f"{r['held_out_loss_before']:.3f} -> {r['held_out_loss_after']:.3f}"),
+        ("held-out perplexity before -> after",
+         f"{r['held_out_perplexity_before']:.1f} -> {r['held_out_perplexity_after']:.1f}"),
+        ("[MASK]-token loss after | unigram",  # below unigram: the model reads context
+         f"{r['held_out_mask_token_loss_after']:.3f} | {r['held_out_mask_token_loss_unigram']:.3f}"),
+        ("wall time", f"{r['wall_seconds'] / 60:.1f} min ({r['train_seconds'] / 60:.1f} min training)"),
+        ("saved to", f"{args.output} (pretraining.json beside it)"),
+    ]  # fmt: skip
+    width = max(len(name) for name, _ in rows)
+    print()
+    for name, value in rows:
+        print(f"{name:<{width}}  {value}")
+
+
+if __name__ == "__main__":
+    main()
