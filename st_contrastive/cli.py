@@ -7,6 +7,8 @@ import sys
 
 COMMANDS = {
     "declutr": ("st_contrastive.recipes.declutr", "DeCLUTR continued training with evaluation before and after"),
+    "declutr-ablation": ("st_contrastive.recipes.declutr_ablation", "DeCLUTR objective ablation at equal steps (Fig. 3)"),
+    "supcon": ("st_contrastive.recipes.supcon_nli", "supervised contrastive + cross-entropy training on NLI"),
     "pretrain-mlm": ("st_contrastive.recipes.pretrain_mlm", "pretrain a small BERT with MLM (a base for DeCLUTR)"),
     "evaluate": ("st_contrastive.recipes.evaluate", "STS and SentEval-style transfer evaluation of a model"),
 }
@@ -14,7 +16,7 @@ COMMANDS = {
 
 def usage() -> str:
     lines = ["usage: st-contrastive COMMAND [options]   (st-contrastive COMMAND --help for its options)", "", "commands:"]
-    lines += [f"  {name:<14}{summary}" for name, (_, summary) in COMMANDS.items()]
+    lines += [f"  {name:<18}{summary}" for name, (_, summary) in COMMANDS.items()]
     return "\n".join(lines)
 
 

@@ -1,7 +1,6 @@
 """DeCLUTR through the real SentenceTransformerTrainer: loss falls, checkpoints, resume, clipping, DDP sync."""
 
 import json
-import os
 
 import pytest
 import torch

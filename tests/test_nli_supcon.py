@@ -143,8 +143,8 @@ def test_training_falls_saves_head_and_label_accuracy_works(tmp_path, tiny_model
     predicted = predict_nli(tiny_model, classifier, labels, ["A dog runs ."], ["An animal moves ."])
     assert predicted[0] in labels
 
-    from torch.utils.data import DataLoader
     from sentence_transformers.sentence_transformer.readers.input_example import InputExample
+    from torch.utils.data import DataLoader
 
     examples = [InputExample(texts=[r["premise"], r["hypothesis"]], label=r["label"]) for r in dataset.select(range(32))]
     loader = DataLoader(examples, batch_size=8, collate_fn=tiny_model.smart_batching_collate)

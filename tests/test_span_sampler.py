@@ -1,5 +1,7 @@
 """SpanSampler: lengths, Beta means, placements, anchor gaps, seeding, short documents."""
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -28,7 +30,7 @@ def test_anchors_disjoint_in_order_and_gap_apart():
     for doc in sample_many(sampler, 384, 500):
         spans = [s.anchor for s in doc]
         assert all(0 <= s.start < s.end <= 384 for s in spans)
-        for left, right in zip(spans, spans[1:]):
+        for left, right in itertools.pairwise(spans):
             assert right.start - left.end >= 64
 
 

@@ -102,7 +102,7 @@ def mask_tokens(
     special_ids = torch.tensor(sorted(tokenizer.all_special_ids), device=input_ids.device)
     labels = input_ids.clone()
     maskable = ~torch.isin(input_ids, special_ids)
-    rand = lambda: torch.rand(input_ids.shape, generator=generator).to(input_ids.device)  # noqa: E731
+    rand = lambda: torch.rand(input_ids.shape, generator=generator).to(input_ids.device)
     chosen = (rand() < mlm_probability) & maskable
     labels[~chosen] = IGNORE_INDEX
     masked = input_ids.clone()

@@ -63,7 +63,7 @@ def _read_jsonl(path: Path, limit: int | None) -> list[dict]:
             except json.JSONDecodeError as error:
                 raise ValueError(f"{path}, line {line_number}: not valid JSON ({error.msg})") from error
             if not isinstance(row, dict):
-                raise ValueError(f"{path}, line {line_number}: expected a JSON object, got {type(row).__name__}")
+                raise ValueError(f"{path}, line {line_number}: expected a JSON object, got {type(row).__name__}")  # noqa: TRY004
             rows.append(row)
     return rows
 

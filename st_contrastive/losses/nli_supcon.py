@@ -138,11 +138,10 @@ class NLISupConLoss(nn.Module):
     @property
     def citation(self) -> str:
         return """
-@article{zhang2021sentence,
+@misc{supcon_sentence_embeddings_2021,
     title = {Sentence Embeddings using Supervised Contrastive Learning},
-    author = {Zhang, Danqi and Li, Wenhui and others},
-    journal = {arXiv preprint arXiv:2106.04791},
     year = {2021},
+    note = {arXiv preprint},
 }
 """
 

@@ -1,0 +1,126 @@
+"""``st-contrastive evaluate MODEL``: STS and SentEval-style transfer scores of a SentenceTransformer checkpoint."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+from st_contrastive.evaluation.report import (
+    SHORTCUTS,
+    VALID_TASKS,
+    evaluate_model,
+    expand_tasks,
+    print_results_table,
+    write_results_json,
+)
+from st_contrastive.evaluation.transfer import MRPC_FEATURES, SEED
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="st-contrastive evaluate",
+        description=(
+            "Evaluate a SentenceTransformer on STS (cosine Spearman x 100) and SentEval-style transfer tasks "
+            "(logistic regression on frozen embeddings, test accuracy x 100), print a table and write JSON."
+        ),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument(
+        "model",
+        metavar="MODEL",
+        help="a local SentenceTransformer folder or a Hugging Face Hub id (e.g. sentence-transformers/all-MiniLM-L6-v2)",
+    )
+    shortcuts = "; ".join(f"{name} = {' '.join(members)}" for name, members in SHORTCUTS.items())
+    parser.add_argument(
+        "--tasks",
+        nargs="+",
+        default=["sts", "transfer"],
+        metavar="TASK",
+        help=f"tasks to run, any of: {', '.join(VALID_TASKS)}; shortcuts: {shortcuts}",
+    )
+    parser.add_argument(
+        "--output",
+        default=None,
+        help="where to write the JSON results (default: MODEL/evaluation_results.json when MODEL is a local "
+        "folder, else ./evaluation_results.json)",
+    )
+    parser.add_argument("--batch-size", type=int, default=64, help="encoding batch size")
+    parser.add_argument("--device", default=None, help="torch device such as cpu, cuda, cuda:1 or mps (default: auto)")
+    parser.add_argument(
+        "--folds",
+        type=int,
+        default=10,
+        help="cross-validation folds: outer folds for MR/CR/SUBJ/MPQA, C-selection folds on train for TREC/MRPC",
+    )
+    parser.add_argument(
+        "--inner-folds",
+        type=int,
+        default=None,
+        help="folds that pick C inside each outer fold of MR/CR/SUBJ/MPQA (default: same as --folds, as SentEval; "
+        "5 roughly halves their time)",
+    )
+    parser.add_argument(
+        "--max-rows",
+        type=int,
+        default=None,
+        help="quick runs only: the first N pairs of each STS split, a seeded random N rows of each transfer split",
+    )
+    parser.add_argument(
+        "--mrpc-features",
+        choices=MRPC_FEATURES,
+        default="senteval",
+        help="MRPC pair features: senteval = (|u-v|, u*v) as SentEval's code; full = (u, v, |u-v|, u*v)",
+    )
+    parser.add_argument("--seed", type=int, default=SEED, help="seed of the CV fold shuffling and of --max-rows")
+    parser.add_argument(
+        "--trust-remote-code",
+        action="store_true",
+        help="allow custom modules in the checkpoint (needed for multi-view checkpoints of this plugin)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar over tasks")
+    return parser
+
+
+def default_output(model: str) -> Path:
+    return Path(model) / "evaluation_results.json" if Path(model).is_dir() else Path("evaluation_results.json")
+
+
+def main(argv: list[str] | None = None) -> dict[str, dict]:
+    args = build_parser().parse_args(argv)
+    tasks = expand_tasks(args.tasks)  # fail on a bad task name before loading a model
+
+    from sentence_transformers import SentenceTransformer
+
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    model = SentenceTransformer(args.model, device=args.device, trust_remote_code=args.trust_remote_code)
+    start = time.perf_counter()
+    results = evaluate_model(
+        model,
+        tasks,
+        batch_size=args.batch_size,
+        folds=args.folds,
+        inner_folds=args.inner_folds,
+        max_rows=args.max_rows,
+        mrpc_features=args.mrpc_features,
+        seed=args.seed,
+        show_progress=not args.no_progress,
+    )
+    seconds = round(time.perf_counter() - start, 1)
+    print_results_table(results)
+    settings = {k: v for k, v in vars(args).items() if k not in ("model", "tasks", "output", "no_progress")}
+    path = write_results_json(
+        results,
+        args.output or default_output(args.model),
+        model=args.model,
+        tasks=tasks,
+        settings=settings,
+        seconds=seconds,
+    )
+    print(f"{len(results)} tasks in {seconds:.0f} s; results written to {path}")
+    return results
+
+
+if __name__ == "__main__":
+    main()

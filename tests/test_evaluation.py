@@ -1,0 +1,263 @@
+"""STS and transfer evaluation: loaders on the real shared files, scoring math, evaluators, the evaluate CLI."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+import torch
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold
+
+from st_contrastive.evaluation.embedding_cache import EmbeddingCache
+from st_contrastive.evaluation.evaluators import TransferEvaluator
+from st_contrastive.evaluation.logistic_regression import fit_logistic_regressions
+from st_contrastive.evaluation.report import evaluate_model, expand_tasks, format_results_table, write_results_json
+from st_contrastive.evaluation.sts import cosine_spearman, load_sts, sts_evaluator, sts_spearman
+from st_contrastive.evaluation.transfer import (
+    KFOLD_GRID,
+    NESTED_CV_GRID,
+    evaluate_transfer,
+    load_transfer,
+    nested_cv,
+    pair_features,
+    select_c,
+)
+from st_contrastive.recipes.evaluate import build_parser, main
+
+# --- STS ---------------------------------------------------------------------------------------------------------
+
+
+def test_cosine_spearman_matches_hand_computed_value():
+    # Cosines 0.1, 0.3, 0.9, 0.5 rank 1, 2, 4, 3 against gold ranks 1, 2, 3, 4:
+    # rho = 1 - 6 * (1 + 1) / (4 * (16 - 1)) = 0.8. Vector norms differ on purpose: only the angle may count.
+    cosines = np.array([0.1, 0.3, 0.9, 0.5])
+    embeddings1 = np.tile([3.0, 0.0], (4, 1))
+    embeddings2 = np.stack([cosines, np.sqrt(1 - cosines**2)], axis=1) * np.array([[1.0], [2.0], [0.5], [7.0]])
+    assert cosine_spearman(embeddings1, embeddings2, [0.0, 1.5, 2.0, 4.8]) == pytest.approx(80.0)
+    assert cosine_spearman(embeddings1, embeddings2, [0.0, 1.0, 5.0, 3.0]) == pytest.approx(100.0)
+
+
+def test_load_sts_reads_full_files_and_leading_quotes():
+    s1, s2, scores = load_sts("stsb", "test")
+    assert len(s1) == len(s2) == len(scores) == 1379
+    assert min(scores) >= 0 and max(scores) <= 5
+    # File line 893: both sentences start with a literal quote; QUOTE_MINIMAL would merge fields here.
+    assert s1[891].startswith('"We believe we are fully prepared') and s1[891].endswith("chairman.")
+    assert s2[891].startswith('"We believe') and scores[891] == 3.75
+
+    s1, s2, scores = load_sts("sick", "test")
+    assert len(scores) == 4927
+    assert min(scores) >= 1 and max(scores) <= 5
+    assert [len(load_sts("stsb", split)[2]) for split in ("train", "dev")] == [5749, 1500]
+    assert [len(load_sts("sick", split)[2]) for split in ("train", "dev")] == [4500, 500]
+    assert load_sts("sick", "test", max_rows=7)[0] == s1[:7]
+
+
+def test_load_sts_from_local_dataset_directory(tmp_path):
+    rows = [{"sentence1": f"a {i}", "sentence2": f"b {i}", "score": i / 2} for i in range(5)]
+    (tmp_path / "validation.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    s1, _, scores = load_sts(str(tmp_path), "dev")  # "dev" finds the Hub-style "validation" split
+    assert s1 == [r["sentence1"] for r in rows] and scores == [r["score"] for r in rows]
+
+
+def test_unknown_sts_task_and_split_raise():
+    with pytest.raises(ValueError, match="stsb, sick"):
+        load_sts("sts12", "test")
+    with pytest.raises(ValueError, match="train, dev, test"):
+        load_sts("stsb", "validation")
+
+
+def test_sts_spearman_and_st_evaluator_agree(tiny_model):
+    s1, s2, scores = load_sts("stsb", "dev", max_rows=40)
+    ours = sts_spearman(tiny_model, s1, s2, scores, batch_size=16)
+    reference = cosine_spearman(tiny_model.encode(s1), tiny_model.encode(s2), scores)
+    assert ours == pytest.approx(reference, abs=0.5)
+
+    evaluator = sts_evaluator("stsb", "dev", max_rows=40, batch_size=16)
+    metrics = evaluator(tiny_model)
+    assert evaluator.primary_metric == "sts-b-dev_spearman_cosine"
+    assert set(metrics) == {"sts-b-dev_pearson_cosine", "sts-b-dev_spearman_cosine"}
+    assert metrics["sts-b-dev_spearman_cosine"] == pytest.approx(ours / 100, abs=0.005)
+
+
+def test_embedding_cache_encodes_each_sentence_once(tiny_model):
+    cache = EmbeddingCache(tiny_model, batch_size=8)
+    vectors = cache.encode(["a cat", "a dog", "a cat"])
+    assert len(cache) == 2 and vectors.shape[0] == 3
+    np.testing.assert_array_equal(vectors[0], vectors[2])
+    again = cache.encode(["a dog"])
+    assert len(cache) == 2
+    np.testing.assert_array_equal(again[0], vectors[1])
+
+
+# --- transfer ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "task, sizes",
+    [
+        ("mr", {None: 10662}),
+        ("cr", {None: 3771}),
+        ("subj", {None: 10000}),
+        ("mpqa", {None: 10603}),
+        ("sst2", {"train": 6920, "dev": 872, "test": 1821}),
+        ("sst5", {"train": 8544, "dev": 1101, "test": 2210}),
+        ("trec", {"train": 5452, "test": 500}),
+        ("mrpc", {"train": 4076, "test": 1725}),
+    ],
+)
+def test_load_transfer_row_counts(task, sizes):
+    data = load_transfer(task)
+    if data.splits is None:
+        assert len(data.texts) == len(data.labels) == sizes[None]
+    else:
+        assert {split: int((data.splits == split).sum()) for split in sizes} == sizes
+    n_classes = {"sst5": 5, "trec": 6}.get(task, 2)
+    assert set(np.unique(data.labels)) == set(range(n_classes))
+    assert (data.texts_b is not None) == (task == "mrpc")
+
+
+def test_load_transfer_keeps_leading_quotes_and_subsets_all_classes():
+    data = load_transfer("mr")
+    assert data.texts[123] == (
+        '" extreme ops " exceeds expectations . good fun , good action , good acting , good dialogue , '
+        "good pace , good cinematography ."
+    )
+    # MR is sorted by label: a subset must be random, not the first rows.
+    small = load_transfer("mr", max_rows=50)
+    assert len(small.texts) == 50 and set(small.labels) == {0, 1}
+    assert small.texts == load_transfer("mr", max_rows=50).texts  # seeded
+    sst = load_transfer("sst2", max_rows=30)
+    assert {split: int((sst.splits == split).sum()) for split in ("train", "dev", "test")} == {
+        "train": 30,
+        "dev": 30,
+        "test": 30,
+    }
+    with pytest.raises(ValueError, match="mr, cr, subj, mpqa, sst2, sst5, trec, mrpc"):
+        load_transfer("sick-e")
+
+
+def test_pair_features():
+    u, v = np.array([[1.0, -2.0]]), np.array([[3.0, 1.0]])
+    np.testing.assert_array_equal(pair_features(u, v), [[2.0, 3.0, 3.0, -2.0]])
+    np.testing.assert_array_equal(pair_features(u, v, "full"), [[1.0, -2.0, 3.0, 1.0, 2.0, 3.0, 3.0, -2.0]])
+
+
+def _toy_features(n: int, signal: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    X = rng.standard_normal((n, 20))
+    X[:, 0] += signal * (2 * y - 1)
+    return X.astype(np.float32), y
+
+
+@pytest.mark.parametrize("n_classes", [2, 5])
+def test_batched_logistic_regression_matches_sklearn(n_classes):
+    rng = np.random.default_rng(n_classes)
+    X = rng.standard_normal((300, 8)) @ rng.standard_normal((8, 8))  # correlated features, as embeddings are
+    y = np.where(rng.random(300) < 0.7, X[:, :n_classes].argmax(axis=1), rng.integers(0, n_classes, 300))
+    masks = np.ones((3, 300), dtype=bool)
+    masks[1, :100] = False  # a problem on a subset of rows
+    Cs = [0.25, 0.25, 8.0]
+    fitted = fit_logistic_regressions(X, y, Cs, masks, tol=1e-8, max_iter=1000, dtype=torch.float64)
+    for k, C in enumerate(Cs):
+        reference = LogisticRegression(C=C, tol=1e-10, max_iter=10_000).fit(X[masks[k]], y[masks[k]])
+        np.testing.assert_allclose(fitted.weights[k].numpy(), reference.coef_.T, atol=1e-4)
+        np.testing.assert_allclose(fitted.intercepts[k].numpy(), reference.intercept_, atol=1e-4)
+        np.testing.assert_array_equal(fitted.predict(X)[k], reference.predict(X))
+
+
+def test_select_c_matches_sklearn_reference():
+    X, y = _toy_features(300, signal=0.7)
+    C, accuracy, classifier, fits, _ = select_c(X, y, grid=NESTED_CV_GRID, folds=5, seed=3)
+    assert fits == 6 * len(NESTED_CV_GRID)  # 5 folds and the refit, for each C
+    # Reference: SentEval's loop, one scikit-learn classifier per (C, fold).
+    folds = list(StratifiedKFold(n_splits=5, shuffle=True, random_state=3).split(X, y))
+    reference = [
+        np.mean([LogisticRegression(C=c, tol=1e-8).fit(X[tr], y[tr]).score(X[va], y[va]) for tr, va in folds]) * 100
+        for c in NESTED_CV_GRID
+    ]
+    assert C == NESTED_CV_GRID[int(np.argmax(reference))]
+    assert accuracy == pytest.approx(max(reference))
+    refit = LogisticRegression(C=C, tol=1e-8).fit(X, y)
+    np.testing.assert_allclose(classifier.weights[0, :, 0].numpy(), refit.coef_[0], atol=1e-3)  # float32, tol 1e-4
+
+
+def test_nested_cv_accuracy_tracks_signal_and_picks_c_from_grid():
+    X, y = _toy_features(400, signal=3.0)
+    separable = nested_cv(X, y, folds=5, inner_folds=3)
+    assert separable["accuracy"] > 95
+    assert len(separable["C"]) == 5 and set(separable["C"]) <= set(NESTED_CV_GRID)
+    noise = nested_cv(*_toy_features(400, signal=0.0), folds=5, inner_folds=3)
+    assert 35 < noise["accuracy"] < 65
+
+
+def test_evaluate_transfer_on_small_slices(tiny_model):
+    cache = EmbeddingCache(tiny_model, batch_size=32)
+    cv = evaluate_transfer(tiny_model, "cr", folds=2, max_rows=90, cache=cache)
+    assert 0 <= cv["accuracy"] <= 100 and cv["n"] == 90 and set(cv["C"]) <= set(NESTED_CV_GRID)
+    split = evaluate_transfer(tiny_model, "sst5", max_rows=40, cache=cache)
+    assert split["C"] in NESTED_CV_GRID and (split["n_train"], split["n_dev"], split["n_test"]) == (40, 40, 40)
+    assert 0 <= split["accuracy"] <= 100
+    mrpc = evaluate_transfer(tiny_model, "mrpc", folds=2, max_rows=60, cache=cache)
+    assert mrpc["C"] in KFOLD_GRID and 0 <= mrpc["f1"] <= 100 and mrpc["n_test"] == 60
+
+
+def test_transfer_evaluator_returns_prefixed_metrics(tiny_model, tmp_path):
+    evaluator = TransferEvaluator("mrpc", max_rows=60, folds=2)
+    metrics = evaluator(tiny_model, output_path=str(tmp_path), epoch=1, steps=10)
+    assert set(metrics) == {"mrpc_accuracy", "mrpc_dev_accuracy", "mrpc_f1"}
+    assert evaluator.primary_metric == "mrpc_accuracy"
+    assert all(0 <= value <= 1 for value in metrics.values())
+    with open(tmp_path / evaluator.csv_file, newline="") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["epoch", "steps", "accuracy", "dev_accuracy", "f1"] and rows[1][:2] == ["1", "10"]
+
+
+# --- report and CLI ----------------------------------------------------------------------------------------------
+
+
+def test_expand_tasks_shortcuts_and_unknown_names():
+    assert expand_tasks(["sts", "mr", "stsb-test"]) == ["stsb-test", "sick-test", "mr"]
+    assert len(expand_tasks("transfer")) == 8
+    with pytest.raises(ValueError, match=r"'sts-b'.*stsb-test.*mrpc"):
+        expand_tasks(["sts-b", "mr"])
+
+
+def test_report_table_and_json(tiny_model, tmp_path):
+    results = evaluate_model(tiny_model, ["sick-dev", "trec"], max_rows=50, folds=2, show_progress=False)
+    assert set(results["sick-dev"]) == {"spearman", "n", "seconds"}
+    assert results["trec"]["C"] in KFOLD_GRID
+    table = format_results_table(results)
+    assert "sick-dev" in table and "trec" in table and "sts avg" in table and "transfer avg" in table
+    path = write_results_json(results, tmp_path / "r.json", model="tiny")
+    payload = json.loads(path.read_text())
+    assert payload["model"] == "tiny"
+    assert payload["averages"]["sts"] == pytest.approx(results["sick-dev"]["spearman"])
+
+
+def test_evaluate_cli_writes_json(tiny_model, tmp_path, capsys):
+    model_dir = tmp_path / "model"
+    tiny_model.save(str(model_dir))
+    output = tmp_path / "out" / "results.json"
+    argv = [str(model_dir), "--tasks", "stsb-test", "cr", "--max-rows", "60", "--folds", "3"]
+    main([*argv, "--output", str(output), "--batch-size", "16", "--device", "cpu", "--no-progress"])
+    payload = json.loads(output.read_text())
+    assert set(payload["results"]) == {"stsb-test", "cr"}
+    assert set(payload["averages"]) == {"sts", "transfer"}
+    assert payload["model"] == str(model_dir) and payload["tasks"] == ["stsb-test", "cr"]
+    assert payload["settings"]["max_rows"] == 60 and payload["settings"]["folds"] == 3
+    assert "stsb-test" in capsys.readouterr().out
+
+    with pytest.raises(ValueError, match="Valid tasks"):
+        main([str(model_dir), "--tasks", "nope"])
+
+
+def test_evaluate_cli_help_documents_every_option():
+    parser = build_parser()
+    for action in parser._actions:
+        assert action.help, f"option {action.dest} has no help"
+    assert "--max-rows" in parser.format_help()
