@@ -24,8 +24,9 @@ class TransferEvaluator(BaseEvaluator):
     """A SentEval-style transfer task (see :mod:`st_contrastive.evaluation.transfer`) on the current model.
 
     Returns ``{name}_accuracy`` (primary metric), ``{name}_dev_accuracy`` (the validation accuracy that picked C)
-    and, for MRPC, ``{name}_f1``. Nested 10-fold CV on MR/SUBJ/MPQA takes minutes on CPU; during training use
-    fewer ``folds`` / ``inner_folds``, ``max_rows``, or the split tasks (SST-2, SST-5, TREC).
+    and, for MRPC, ``{name}_f1``. Each call re-encodes the task's sentences with the current weights: ~10k
+    sentences for MR/SUBJ/MPQA/SST-5/MRPC take minutes on CPU, so during training prefer ``max_rows`` or the
+    smaller tasks (CR, TREC); the classifiers themselves take seconds.
     """
 
     def __init__(

@@ -2,13 +2,18 @@
 
 Each problem ``k`` minimizes scikit-learn's ``LogisticRegression(C=Cs[k])`` objective (lbfgs solver):
 ``sum_i CE(x_i W_k + b_k, y_i) + ||W_k||^2 / (2 C_k)`` over its own rows ``masks[k]``, intercept unpenalized,
-multinomial for more than two classes and a single logit (sigmoid) for two. Two things make it fast on CPU:
+multinomial for more than two classes and a single logit (sigmoid) for two. Three things make it fast on CPU:
 
 * the problems share ``X``, so one L-BFGS step over all of them is one matrix product, not one matrix-vector
   product per problem (a C grid x 10 validation folds is ~60 problems);
 * L-BFGS runs in preconditioned coordinates ``W_k = U diag(s_k) V_k``, where ``U diag(1 / s_k^2) U^T`` is the
   Hessian at ``W = 0`` (``X^T X / 4n + I / (C_k n)``): the same minimum in fewer iterations on correlated
-  embedding dimensions (MR, all-MiniLM-L6-v2: ~20 instead of ~250).
+  embedding dimensions (MR, all-MiniLM-L6-v2: ~20 instead of ~250);
+* float32 arithmetic (the loss is summed in float64 so L-BFGS still sees progress) on one intra-op thread.
+
+On MR features of all-MiniLM-L6-v2, choosing C from SentEval's grid by 10-fold CV and refitting (66 fits) took
+40 s with scikit-learn (one lbfgs fit per C and fold, as SentEval) and 1.7 s here, in one process on 2 shared
+CPU cores, picking the same C (validation accuracy 76.57 vs 76.53).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ Validation follows SentEval's scikit-learn path (``senteval/tools/validation.py`
   scored on test. MRPC reports accuracy and F1 of the paraphrase class.
 
 The classifier is scikit-learn's ``LogisticRegression(C)`` objective (L2, multinomial), solved by
-:mod:`st_contrastive.evaluation.logistic_regression` for a whole C grid x folds at once: same optimum, ~20x
+:mod:`st_contrastive.evaluation.logistic_regression` for a whole C grid x folds at once: same optimum, ~24x
 faster than separate scikit-learn fits on two CPU cores. MRPC pair features are SentEval's ``(|u - v|, u * v)``
 by default; ``mrpc_features="full"`` gives ``(u, v, |u - v|, u * v)``. Features are standardized with statistics
 of the training part only (SentEval does not standardize, so C means something slightly different here).
