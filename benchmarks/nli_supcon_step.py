@@ -49,7 +49,7 @@ def main() -> None:
     pairs = load_nli("snli-dev")
     batches = list(PremiseGroupBatchSampler(pairs, batch_size=args.batch_size, seed=0))[: args.repeats + 1]
     supcon = NLISupConLoss(model, supcon_weight=0.3)
-    softmax = SoftmaxLoss(model, model.get_sentence_embedding_dimension(), num_labels=3)
+    softmax = SoftmaxLoss(model, model.get_embedding_dimension(), num_labels=3)
     optimizer = torch.optim.AdamW([*model.parameters(), *supcon.classifier.parameters(), *softmax.classifier.parameters()], lr=1e-6)
 
     times = {"nli_supcon": [], "softmax": []}

@@ -9,6 +9,7 @@ COMMANDS = {
     "declutr": ("st_contrastive.recipes.declutr", "DeCLUTR continued training with evaluation before and after"),
     "declutr-ablation": ("st_contrastive.recipes.declutr_ablation", "DeCLUTR objective ablation at equal steps (Fig. 3)"),
     "supcon": ("st_contrastive.recipes.supcon_nli", "supervised contrastive + cross-entropy training on NLI"),
+    "supcon-sweep": ("st_contrastive.recipes.supcon_nli_sweep", "CE-only vs SupCon + CE over λ and candidates (Tables 2-3)"),
     "pretrain-mlm": ("st_contrastive.recipes.pretrain_mlm", "pretrain a small BERT with MLM (a base for DeCLUTR)"),
     "evaluate": ("st_contrastive.recipes.evaluate", "STS and SentEval-style transfer evaluation of a model"),
 }

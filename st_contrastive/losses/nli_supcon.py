@@ -67,7 +67,7 @@ class NLISupConLoss(nn.Module):
         self.negatives = negatives
         self.similarity = similarity
         self.entailment_label = entailment_label
-        self.classifier = nn.Linear(3 * model.get_sentence_embedding_dimension(), num_labels, device=model.device)
+        self.classifier = nn.Linear(3 * model.get_embedding_dimension(), num_labels, device=model.device)
         self.generator = torch.Generator().manual_seed(seed)
         self.anchors_seen = 0
         self.anchors_without_positive = 0

@@ -1,0 +1,157 @@
+"""The paper's sweep (Tables 2 and 3): the CE-only baseline against SupCon + CE for each λ and candidate setting.
+
+    st-contrastive supcon-sweep --model PATH_OR_HUB_ID [--weights 0 0.1 0.3 0.5 1.0] [--candidates 3p3n allpalln]
+
+Every variant starts from the same base with the same seed, data and settings; options not listed here are passed
+on to `st-contrastive supcon`. λ=0 is the CE-only baseline and runs once. A variant whose `results.json` already
+exists in the output folder is read back, not retrained (`--rerun` retrains), and evaluated on any of `--eval-tasks`
+it lacks: an interrupted sweep resumes, several sweeps over disjoint `--weights` share one folder, and transfer can
+be added to a finished STS-only sweep. Writes <output>/sweep.json, sweep.md and sweep.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+from sentence_transformers import SentenceTransformer
+
+from st_contrastive.evaluation.report import averages, evaluate_model, expand_tasks
+from st_contrastive.models.default_model import default_model
+from st_contrastive.recipes import supcon_nli
+
+BASELINE = "ce-only"
+
+
+def candidates(value: str) -> tuple[str | int, str | int]:
+    """``"3p3n"`` -> (3, 3), ``"allpalln"`` -> ("all", "all"): positives and negatives per anchor, the paper's names."""
+    match = re.fullmatch(r"(all|\d+)p(all|\d+)n", value)
+    if not match:
+        raise argparse.ArgumentTypeError(f"{value!r} is not <P>p<N>n with P, N = all or a number (3p3n, allpalln)")
+    return tuple(part if part == "all" else int(part) for part in match.groups())
+
+
+def variants(weights: list[float], settings: list[tuple]) -> dict[str, list[str]]:
+    """Variant name -> `st-contrastive supcon` flags; λ=0 (CE only) ignores the candidates and appears once."""
+    runs = {}
+    for weight in weights:
+        if weight == 0:
+            runs[BASELINE] = ["--supcon-weight", "0"]
+            continue
+        for positives, negatives in settings:
+            runs[f"{positives}p{negatives}n-lambda{weight:g}"] = [
+                "--supcon-weight", f"{weight:g}", "--positives", str(positives), "--negatives", str(negatives)]
+    return runs
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(prog="st-contrastive supcon-sweep", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default=None, help="the base every variant starts from (default all-MiniLM-L6-v2)")
+    parser.add_argument("--weights", type=float, nargs="+", default=[0, 0.1, 0.3, 0.5, 1.0],
+                        help="λ values; 0 is the CE-only baseline")
+    parser.add_argument("--candidates", type=candidates, nargs="+", default=[(3, 3), ("all", "all")],
+                        help="positives/negatives per anchor as <P>p<N>n: 3p3n, allpalln, 3palln, ...")
+    parser.add_argument("--output", default="runs/supcon-sweep", help="folder for the variants and the table")
+    parser.add_argument("--eval-tasks", nargs="*", default=["sts", "transfer"], help="tasks compared")
+    parser.add_argument("--eval-max-rows", type=int, default=None, help="limit each evaluation task (quick checks only)")
+    parser.add_argument("--skip-base", action="store_true", help="do not evaluate the untrained base")
+    parser.add_argument("--rerun", action="store_true", help="retrain variants that already have results")
+    args, passthrough = parser.parse_known_args(argv)
+    output = Path(args.output)
+    output.mkdir(parents=True, exist_ok=True)
+    model = args.model or default_model()
+
+    scores = {}
+    base_file = output / "base.json"
+    if not args.skip_base:
+        base = json.loads(base_file.read_text()) if base_file.exists() and not args.rerun else {}
+        scores["base"] = base | evaluate_missing(model, base, args.eval_tasks, args.eval_max_rows)
+        base_file.write_text(json.dumps(scores["base"], indent=2))
+    for name, flags in variants(args.weights, args.candidates).items():
+        results_file = output / name / "results.json"
+        if results_file.exists() and not args.rerun:
+            results = json.loads(results_file.read_text())
+            print(f"{name}: reusing {results_file}")
+            missing = evaluate_missing(str(output / name), results["after"], args.eval_tasks, args.eval_max_rows)
+            if missing:
+                results["after"] |= missing
+                results["after_averages"] = averages(results["after"])
+                results_file.write_text(json.dumps(results, indent=2, default=str))
+        else:
+            limit = ["--eval-max-rows", str(args.eval_max_rows)] if args.eval_max_rows else []
+            supcon_nli.main(["--model", model, "--output", str(output / name), "--eval-tasks", *args.eval_tasks,
+                             *limit, "--skip-before", *flags, *passthrough])
+        scores[name] = json.loads(results_file.read_text())["after"]
+
+    # Every finished variant in the folder goes into the table, also those of a parallel sweep.
+    for results_file in sorted(output.glob("*/results.json")):
+        scores.setdefault(results_file.parent.name, json.loads(results_file.read_text())["after"])
+    table = summarize(scores)
+    (output / "sweep.json").write_text(json.dumps({"model": model, "passthrough": passthrough, "scores": table,
+                                                   "results": scores}, indent=2))
+    (output / "sweep.md").write_text(format_table(table) + "\n")
+    plot(table, output / "sweep.png")
+    print(format_table(table))
+    return table
+
+
+def evaluate_missing(model: str, done: dict[str, dict], tasks: list[str], max_rows: int | None) -> dict[str, dict]:
+    """Scores of the tasks in ``tasks`` that ``done`` lacks (e.g. transfer added to a finished sweep)."""
+    missing = [task for task in expand_tasks(tasks) if task not in done]
+    return evaluate_model(SentenceTransformer(model), missing, max_rows=max_rows) if missing else {}
+
+
+def summarize(scores: dict[str, dict]) -> dict[str, dict[str, float]]:
+    """Per variant: each task's main score, the STS and transfer averages, and their change against CE only."""
+    score = lambda r: r["spearman"] if "spearman" in r else r["accuracy"]
+    table = {name: {task: score(r) for task, r in result.items()} | {f"{g} avg": v for g, v in averages(result).items()}
+             for name, result in scores.items()}
+    if BASELINE in table:
+        for row in table.values():
+            for group in ("sts avg", "transfer avg"):
+                if group in row and group in table[BASELINE]:
+                    row[f"{group} vs CE"] = row[group] - table[BASELINE][group]
+    return table
+
+
+def format_table(table: dict[str, dict[str, float]]) -> str:
+    """A Markdown table, one row per variant, scores x 100."""
+    columns = list(dict.fromkeys(column for row in table.values() for column in row))
+    lines = ["| variant | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
+    for name, row in table.items():
+        cells = [f"{row[c]:+.2f}" if c.endswith("vs CE") else f"{row[c]:.2f}" if c in row else "" for c in columns]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def plot(table: dict[str, dict[str, float]], path: Path) -> None:
+    """STS and transfer averages per variant, with the CE-only baseline as a line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = [g for g in ("sts avg", "transfer avg") if any(g in row for row in table.values())]
+    fig, axes = plt.subplots(1, len(groups), figsize=(6 * len(groups), 4), squeeze=False)
+    for ax, group in zip(axes[0], groups):
+        names = [name for name, row in table.items() if group in row]
+        ax.barh(names, [table[name][group] for name in names], color=["tab:gray" if n in ("base", BASELINE) else
+                                                                     "tab:blue" for n in names])
+        if BASELINE in table and group in table[BASELINE]:
+            ax.axvline(table[BASELINE][group], color="tab:red", linestyle="--", label="CE only")
+            ax.legend(fontsize=8)
+        values = [table[name][group] for name in names]
+        ax.set_xlim(min(values) - 2, max(values) + 1)
+        ax.set_xlabel(f"{group} (x 100)")
+        ax.invert_yaxis()
+    fig.suptitle("SupCon + CE on NLI: λ and candidates against CE only")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    main()
