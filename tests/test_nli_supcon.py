@@ -69,7 +69,7 @@ ROWS = [
 def test_lambda_zero_equals_softmax_loss(tiny_model):
     tiny_model.eval()
     ours = NLISupConLoss(tiny_model, supcon_weight=0.0)
-    reference = SoftmaxLoss(tiny_model, tiny_model.get_sentence_embedding_dimension(), num_labels=3)
+    reference = SoftmaxLoss(tiny_model, tiny_model.get_embedding_dimension(), num_labels=3)
     reference.classifier.load_state_dict(ours.classifier.state_dict())
     labels = torch.tensor([r[2] for r in ROWS])
     out = ours(nli_features(tiny_model, ROWS), labels)
