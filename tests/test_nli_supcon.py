@@ -109,6 +109,18 @@ def test_groups_from_premise_tokens(tiny_model):
     assert premise_groups(features[0]["input_ids"]).tolist() in ([0, 0, 0, 1, 1], [1, 1, 1, 0, 0])
 
 
+def test_normalized_model_is_warned_about(tiny_model, caplog):
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Normalize
+
+    with caplog.at_level("WARNING"):
+        NLISupConLoss(tiny_model)
+    assert "Normalize" not in caplog.text
+    with caplog.at_level("WARNING"):
+        NLISupConLoss(SentenceTransformer(modules=[*tiny_model, Normalize()], device="cpu"))
+    assert "ends in Normalize" in caplog.text
+
+
 def test_no_positive_gives_zero_with_warning(tiny_model, caplog):
     loss = NLISupConLoss(tiny_model, supcon_weight=0.5)
     rows = [r for r in ROWS if r[2] != 0]

@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.losses.merged_forward import embed_columns
+from sentence_transformers.sentence_transformer.modules import Normalize
 from torch import nn
 
 from st_contrastive.data.nli import NLI_LABELS
@@ -68,6 +69,12 @@ class NLISupConLoss(nn.Module):
         self.similarity = similarity
         self.entailment_label = entailment_label
         self.classifier = nn.Linear(3 * model.get_embedding_dimension(), num_labels, device=model.device)
+        if isinstance(model[-1], Normalize):
+            # Unit-norm (u, v, |u−v|) features start the head's logits near zero; CE then reshapes the whole space
+            # (all-MiniLM-L6-v2 on SNLI dev+test: STS-B 82 -> 46 with Normalize, -> 70 without).
+            logger.warning("The model ends in Normalize: the softmax head sees unit-norm embeddings and CE training "
+                           "distorts the space. Train Transformer + Pooling (the paper's setup): "
+                           "SentenceTransformer(modules=list(model)[:-1]); cosine similarities are the same.")
         self.generator = torch.Generator().manual_seed(seed)
         self.anchors_seen = 0
         self.anchors_without_positive = 0
