@@ -90,6 +90,11 @@ def averages(results: dict[str, dict]) -> dict[str, float]:
     return {group: float(np.mean(scores)) for group, scores in groups.items() if scores}
 
 
+def main_score(metrics: dict) -> float:
+    """The headline score of one task's metrics: Spearman for STS, accuracy for transfer (x 100)."""
+    return metrics["spearman"] if "spearman" in metrics else metrics["accuracy"]
+
+
 def format_results_table(results: dict[str, dict]) -> str:
     """One row per task (score, MRPC F1, validation accuracy, chosen C, size, seconds), then the averages."""
     header = f"{'task':<11}{'metric':<10}{'score':>7}{'F1':>7}{'dev':>7}{'C':>7}{'n':>16}{'sec':>8}"
@@ -127,10 +132,9 @@ def write_results_json(results: dict[str, dict], path: str | Path, **metadata) -
 
 def format_comparison(before: dict[str, dict], after: dict[str, dict]) -> str:
     """Before/after table of the main score of each task (x 100), with the averages and the change."""
-    score = lambda r: r["spearman"] if "spearman" in r else r["accuracy"]
     header = f"{'task':<14}{'before':>9}{'after':>9}{'change':>9}"
     lines = [header, "-" * len(header)]
-    rows = [(name, score(before[name]) if name in before else None, score(r)) for name, r in after.items()]
+    rows = [(name, main_score(before[name]) if name in before else None, main_score(r)) for name, r in after.items()]
     rows += [(f"{group} avg", averages(before).get(group), value) for group, value in averages(after).items()]
     for name, old, new in rows:
         old_text = f"{old:>9.2f}" if old is not None else f"{'':>9}"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sentence_transformers import SentenceTransformer
 
-from st_contrastive.evaluation.report import averages, evaluate_model
+from st_contrastive.evaluation.report import averages, evaluate_model, main_score
 from st_contrastive.recipes import declutr
 
 VARIANTS = {
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> dict:
                             *flags, *passthrough])
         scores[name] = run["after"]
 
-    table = {name: {task: r["spearman"] if "spearman" in r else r["accuracy"] for task, r in result.items()}
+    table = {name: {task: main_score(r) for task, r in result.items()}
              | {"avg": averages(result).get("sts", averages(result).get("transfer"))} for name, result in scores.items()}
     (output / "ablation.json").write_text(json.dumps({"model": args.model, "passthrough": passthrough, "scores": table}, indent=2))
     plot(table, output / "ablation.png")

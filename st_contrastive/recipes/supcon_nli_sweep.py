@@ -18,7 +18,7 @@ from pathlib import Path
 
 from sentence_transformers import SentenceTransformer
 
-from st_contrastive.evaluation.report import averages, evaluate_model, expand_tasks
+from st_contrastive.evaluation.report import averages, evaluate_model, expand_tasks, main_score
 from st_contrastive.models.default_model import default_model
 from st_contrastive.recipes import supcon_nli
 
@@ -106,8 +106,7 @@ def evaluate_missing(model: str, done: dict[str, dict], tasks: list[str], max_ro
 
 def summarize(scores: dict[str, dict]) -> dict[str, dict[str, float]]:
     """Per variant: each task's main score, the STS and transfer averages, and their change against CE only."""
-    score = lambda r: r["spearman"] if "spearman" in r else r["accuracy"]
-    table = {name: {task: score(r) for task, r in result.items()} | {f"{g} avg": v for g, v in averages(result).items()}
+    table = {name: {task: main_score(r) for task, r in result.items()} | {f"{g} avg": v for g, v in averages(result).items()}
              for name, result in scores.items()}
     if BASELINE in table:
         for row in table.values():
