@@ -70,25 +70,21 @@ def main(argv: list[str] | None = None) -> dict:
         base = json.loads(base_file.read_text()) if base_file.exists() and not args.rerun else {}
         scores["base"] = base | evaluate_missing(model, base, args.eval_tasks, args.eval_max_rows)
         base_file.write_text(json.dumps(scores["base"], indent=2))
-    for name, flags in variants(args.weights, args.candidates).items():
+    runs = variants(args.weights, args.candidates)
+    for name, flags in runs.items():
         results_file = output / name / "results.json"
         if results_file.exists() and not args.rerun:
-            results = json.loads(results_file.read_text())
             print(f"{name}: reusing {results_file}")
-            missing = evaluate_missing(str(output / name), results["after"], args.eval_tasks, args.eval_max_rows)
-            if missing:
-                results["after"] |= missing
-                results["after_averages"] = averages(results["after"])
-                results_file.write_text(json.dumps(results, indent=2, default=str))
+            add_missing_tasks(results_file, args.eval_tasks, args.eval_max_rows)
         else:
             limit = ["--eval-max-rows", str(args.eval_max_rows)] if args.eval_max_rows else []
             supcon_nli.main(["--model", model, "--output", str(output / name), "--eval-tasks", *args.eval_tasks,
                              *limit, "--skip-before", *flags, *passthrough])
-        scores[name] = json.loads(results_file.read_text())["after"]
 
     # Every finished variant in the folder goes into the table, also those of a parallel sweep.
-    for results_file in sorted(output.glob("*/results.json")):
-        scores.setdefault(results_file.parent.name, json.loads(results_file.read_text())["after"])
+    finished = {path.parent.name for path in output.glob("*/results.json")}
+    for name in [*runs, *sorted(finished - set(runs))]:
+        scores[name] = json.loads((output / name / "results.json").read_text())["after"]
     table = summarize(scores)
     (output / "sweep.json").write_text(json.dumps({"model": model, "passthrough": passthrough, "scores": table,
                                                    "results": scores}, indent=2))
@@ -102,6 +98,16 @@ def evaluate_missing(model: str, done: dict[str, dict], tasks: list[str], max_ro
     """Scores of the tasks in ``tasks`` that ``done`` lacks (e.g. transfer added to a finished sweep)."""
     missing = [task for task in expand_tasks(tasks) if task not in done]
     return evaluate_model(SentenceTransformer(model), missing, max_rows=max_rows) if missing else {}
+
+
+def add_missing_tasks(results_file: Path, tasks: list[str], max_rows: int | None) -> None:
+    """Evaluate a finished variant's checkpoint on the tasks its ``results.json`` lacks and write them into it."""
+    results = json.loads(results_file.read_text())
+    missing = evaluate_missing(str(results_file.parent), results["after"], tasks, max_rows)
+    if missing:
+        results["after"] |= missing
+        results["after_averages"] = averages(results["after"])
+        results_file.write_text(json.dumps(results, indent=2, default=str))
 
 
 def summarize(scores: dict[str, dict]) -> dict[str, dict[str, float]]:
