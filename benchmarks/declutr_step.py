@@ -22,9 +22,10 @@ import torch
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
-from st_contrastive.data import DeCLUTRDataCollator, SpanSampler, data_file, load_documents, prepare_declutr_dataset
+from st_contrastive.data import DeCLUTRDataCollator, SpanSampler, load_documents, prepare_declutr_dataset
+from st_contrastive.data_dir import data_file
+from st_contrastive.default_model import default_model
 from st_contrastive.losses import DeCLUTRLoss
-from st_contrastive.models.default_model import default_model
 
 
 def split_features(batch: dict, num_positives: int) -> tuple[dict, dict, list[dict]]:

@@ -20,10 +20,9 @@ import torch
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.losses import SoftmaxLoss
 
-from st_contrastive.data.nli import load_nli
-from st_contrastive.data.premise_group_sampler import PremiseGroupBatchSampler
-from st_contrastive.losses.nli_supcon import NLISupConLoss
-from st_contrastive.models.default_model import default_model
+from st_contrastive.data import PremiseGroupBatchSampler, load_nli
+from st_contrastive.default_model import default_model
+from st_contrastive.losses import NLISupConLoss
 
 
 def time_step(loss, features, labels, optimizer) -> float:

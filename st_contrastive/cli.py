@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import importlib
 import sys
 
+from st_contrastive.recipes import declutr, declutr_ablation, evaluate, pretrain_mlm, supcon_nli, supcon_nli_sweep
+
 COMMANDS = {
-    "declutr": ("st_contrastive.recipes.declutr", "DeCLUTR continued training with evaluation before and after"),
-    "declutr-ablation": ("st_contrastive.recipes.declutr_ablation", "DeCLUTR objective ablation at equal steps (Fig. 3)"),
-    "supcon": ("st_contrastive.recipes.supcon_nli", "supervised contrastive + cross-entropy training on NLI"),
-    "supcon-sweep": ("st_contrastive.recipes.supcon_nli_sweep", "CE-only vs SupCon + CE over λ and candidates (Tables 2-3)"),
-    "pretrain-mlm": ("st_contrastive.recipes.pretrain_mlm", "pretrain a small BERT with MLM (a base for DeCLUTR)"),
-    "evaluate": ("st_contrastive.recipes.evaluate", "STS and SentEval-style transfer evaluation of a model"),
+    "declutr": (declutr.main, "DeCLUTR continued training with evaluation before and after"),
+    "declutr-ablation": (declutr_ablation.main, "DeCLUTR objective ablation at equal steps (Fig. 3)"),
+    "supcon": (supcon_nli.main, "supervised contrastive + cross-entropy training on NLI"),
+    "supcon-sweep": (supcon_nli_sweep.main, "CE-only vs SupCon + CE over λ and candidates (Tables 2-3)"),
+    "pretrain-mlm": (pretrain_mlm.main, "pretrain a small BERT with MLM (a base for DeCLUTR)"),
+    "evaluate": (evaluate.main, "STS and SentEval-style transfer evaluation of a model"),
 }
 
 
@@ -28,8 +29,8 @@ def main(argv: list[str] | None = None) -> None:
         return
     if argv[0] not in COMMANDS:
         sys.exit(f"st-contrastive: unknown command {argv[0]!r}\n\n{usage()}")
-    module = importlib.import_module(COMMANDS[argv[0]][0])
-    module.main(argv[1:])
+    run, _ = COMMANDS[argv[0]]
+    run(argv[1:])
 
 
 if __name__ == "__main__":

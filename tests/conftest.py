@@ -13,8 +13,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import pytest
 import torch
 
-from st_contrastive.data.data_dir import data_file
-from st_contrastive.training.mlm_pretraining import build_masked_lm, train_wordpiece_tokenizer
+from st_contrastive.data_dir import data_file
+from st_contrastive.pretraining import build_masked_lm, train_wordpiece_tokenizer
 
 
 @pytest.fixture(scope="session")

@@ -178,4 +178,5 @@ def test_tokenizer_without_mask_token(tiny_model):
         DeCLUTRLoss(tiny_model)
     with pytest.raises(ValueError, match="no mask token"):
         DeCLUTRDataCollator(tiny_model.tokenizer)
-    assert set(DeCLUTRLoss(tiny_model, mlm_weight=0).get_config_dict()) == {"temperature", "contrastive_weight", "mlm_weight"}
+    assert set(DeCLUTRLoss(tiny_model, mlm_weight=0).get_config_dict()) == {
+        "temperature", "contrastive_weight", "mlm_weight", "gather_across_devices"}

@@ -7,7 +7,7 @@ from sentence_transformers import SentenceTransformer
 from transformers import AutoModelForMaskedLM
 
 from st_contrastive.cli import main as cli_main
-from st_contrastive.data import data_file
+from st_contrastive.data_dir import data_file
 from st_contrastive.recipes.declutr import main
 
 

@@ -9,7 +9,8 @@ import torch.multiprocessing as mp
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
 
-from st_contrastive.data import DeCLUTRDataCollator, SpanSampler, data_file, load_documents, prepare_declutr_dataset
+from st_contrastive.data import DeCLUTRDataCollator, SpanSampler, load_documents, prepare_declutr_dataset
+from st_contrastive.data_dir import data_file
 from st_contrastive.losses import DeCLUTRLoss
 from st_contrastive.training import LOSS_STATE_NAME, ContrastiveTrainer
 from st_contrastive.training.trainer import average_gradients_across_ranks
@@ -121,7 +122,7 @@ def test_loss_gradients_are_averaged_across_ranks(tmp_path):
 def test_legacy_fit_trains_on_frozen_examples(tmp_path, tiny_model):
     from torch.utils.data import DataLoader
 
-    from st_contrastive.data.declutr_fit import declutr_input_examples
+    from st_contrastive.data import declutr_input_examples
 
     sampler = SpanSampler(num_anchors=2, num_positives=2, min_length=8, max_length=32)
     documents = prepare_declutr_dataset(

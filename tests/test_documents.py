@@ -6,7 +6,8 @@ import json
 import pytest
 from datasets import Dataset
 
-from st_contrastive.data import SpanSampler, data_file, load_documents, prepare_declutr_dataset
+from st_contrastive.data import SpanSampler, load_documents, prepare_declutr_dataset
+from st_contrastive.data_dir import data_file
 
 
 def test_shared_wikipedia_documents():

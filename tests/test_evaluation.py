@@ -14,11 +14,12 @@ from sklearn.model_selection import StratifiedKFold
 from st_contrastive.evaluation.embedding_cache import EmbeddingCache
 from st_contrastive.evaluation.evaluators import TransferEvaluator
 from st_contrastive.evaluation.logistic_regression import fit_logistic_regressions
-from st_contrastive.evaluation.report import evaluate_model, expand_tasks, format_results_table, write_results_json
 from st_contrastive.evaluation.sts import cosine_spearman, load_sts, sts_evaluator, sts_spearman
+from st_contrastive.evaluation.tasks import evaluate_model, expand_tasks
 from st_contrastive.evaluation.transfer import (
     KFOLD_GRID,
     NESTED_CV_GRID,
+    TransferProtocol,
     evaluate_transfer,
     load_transfer,
     nested_cv,
@@ -26,6 +27,7 @@ from st_contrastive.evaluation.transfer import (
     select_c,
 )
 from st_contrastive.recipes.evaluate import build_parser, main
+from st_contrastive.reporting import format_results_table, write_results_json
 
 # --- STS ---------------------------------------------------------------------------------------------------------
 
@@ -197,17 +199,17 @@ def test_nested_cv_accuracy_tracks_signal_and_picks_c_from_grid():
 
 def test_evaluate_transfer_on_small_slices(tiny_model):
     cache = EmbeddingCache(tiny_model, batch_size=32)
-    cv = evaluate_transfer(tiny_model, "cr", folds=2, max_rows=90, cache=cache)
+    cv = evaluate_transfer(tiny_model, "cr", TransferProtocol(folds=2), max_rows=90, cache=cache)
     assert 0 <= cv["accuracy"] <= 100 and cv["n"] == 90 and set(cv["C"]) <= set(NESTED_CV_GRID)
     split = evaluate_transfer(tiny_model, "sst5", max_rows=40, cache=cache)
     assert split["C"] in NESTED_CV_GRID and (split["n_train"], split["n_dev"], split["n_test"]) == (40, 40, 40)
     assert 0 <= split["accuracy"] <= 100
-    mrpc = evaluate_transfer(tiny_model, "mrpc", folds=2, max_rows=60, cache=cache)
+    mrpc = evaluate_transfer(tiny_model, "mrpc", TransferProtocol(folds=2), max_rows=60, cache=cache)
     assert mrpc["C"] in KFOLD_GRID and 0 <= mrpc["f1"] <= 100 and mrpc["n_test"] == 60
 
 
 def test_transfer_evaluator_returns_prefixed_metrics(tiny_model, tmp_path):
-    evaluator = TransferEvaluator("mrpc", max_rows=60, folds=2)
+    evaluator = TransferEvaluator("mrpc", protocol=TransferProtocol(folds=2), max_rows=60)
     metrics = evaluator(tiny_model, output_path=str(tmp_path), epoch=1, steps=10)
     assert set(metrics) == {"mrpc_accuracy", "mrpc_dev_accuracy", "mrpc_f1"}
     assert evaluator.primary_metric == "mrpc_accuracy"
@@ -228,7 +230,7 @@ def test_expand_tasks_shortcuts_and_unknown_names():
 
 
 def test_report_table_and_json(tiny_model, tmp_path):
-    results = evaluate_model(tiny_model, ["sick-dev", "trec"], max_rows=50, folds=2, show_progress=False)
+    results = evaluate_model(tiny_model, ["sick-dev", "trec"], max_rows=50, protocol=TransferProtocol(folds=2), show_progress=False)
     assert set(results["sick-dev"]) == {"spearman", "n", "seconds"}
     assert results["trec"]["C"] in KFOLD_GRID
     table = format_results_table(results)

@@ -10,7 +10,8 @@ from sentence_transformers.sentence_transformer.training_args import SentenceTra
 
 from st_contrastive.data.nli import label_id, load_nli
 from st_contrastive.data.premise_group_sampler import PremiseGroupBatchSampler
-from st_contrastive.losses.nli_supcon import NLISupConLoss, load_nli_classifier, predict_nli, premise_groups
+from st_contrastive.losses.nli_supcon import NLISupConLoss, premise_groups
+from st_contrastive.models import NLIClassifier, load_nli_classifier, predict_nli
 from st_contrastive.training import LOSS_STATE_NAME, ContrastiveTrainer
 
 
@@ -70,7 +71,7 @@ def test_lambda_zero_equals_softmax_loss(tiny_model):
     tiny_model.eval()
     ours = NLISupConLoss(tiny_model, supcon_weight=0.0)
     reference = SoftmaxLoss(tiny_model, tiny_model.get_embedding_dimension(), num_labels=3)
-    reference.classifier.load_state_dict(ours.classifier.state_dict())
+    reference.classifier.load_state_dict(ours.classifier.linear.state_dict())
     labels = torch.tensor([r[2] for r in ROWS])
     out = ours(nli_features(tiny_model, ROWS), labels)
     assert set(out) == {"cross_entropy"}
@@ -146,19 +147,27 @@ def test_training_falls_saves_head_and_label_accuracy_works(tmp_path, tiny_model
     assert sum(history[-5:]) / 5 < sum(history[:5]) / 5
     assert loss.anchors_seen > 0 and loss.anchors_without_positive < loss.anchors_seen
     saved = torch.load(tmp_path / "run" / "checkpoint-30" / LOSS_STATE_NAME, weights_only=True)["loss"]
-    assert torch.equal(saved["classifier.weight"], loss.classifier.weight.detach())
+    assert torch.equal(saved["classifier.linear.weight"], loss.classifier.linear.weight.detach())
 
     loss.save_classifier(tmp_path / "head")
-    classifier, labels = load_nli_classifier(tmp_path / "head")
-    assert labels == ["entailment", "neutral", "contradiction"]
-    assert torch.equal(classifier.weight, loss.classifier.weight.detach())
-    predicted = predict_nli(tiny_model, classifier, labels, ["A dog runs ."], ["An animal moves ."])
-    assert predicted[0] in labels
+    classifier = load_nli_classifier(tmp_path / "head")
+    assert isinstance(classifier, NLIClassifier)
+    assert classifier.labels == ["entailment", "neutral", "contradiction"]
+    assert torch.equal(classifier.linear.weight, loss.classifier.linear.weight.detach())
+
+    # The exported head on model.encode(...) predicts what the loss's own head gives on the trainer's features.
+    tiny_model.eval()
+    rows = [(r["premise"], r["hypothesis"], r["label"]) for r in dataset.select(range(32))]
+    with torch.no_grad():
+        _, logits = loss(nli_features(tiny_model, rows), None)
+    expected = [classifier.labels[i] for i in logits.argmax(dim=1).tolist()]
+    assert predict_nli(tiny_model, classifier, [r[0] for r in rows], [r[1] for r in rows]) == expected
 
     from sentence_transformers.sentence_transformer.readers.input_example import InputExample
     from torch.utils.data import DataLoader
 
-    examples = [InputExample(texts=[r["premise"], r["hypothesis"]], label=r["label"]) for r in dataset.select(range(32))]
+    examples = [InputExample(texts=[r[0], r[1]], label=r[2]) for r in rows]
     loader = DataLoader(examples, batch_size=8, collate_fn=tiny_model.smart_batching_collate)
     accuracy = LabelAccuracyEvaluator(loader, softmax_model=loss)(tiny_model)
-    assert 0.0 <= next(v for k, v in accuracy.items() if "accuracy" in k) <= 1.0
+    by_hand = sum(classifier.labels.index(p) == r[2] for p, r in zip(expected, rows)) / len(rows)
+    assert next(v for k, v in accuracy.items() if "accuracy" in k) == pytest.approx(by_hand)

@@ -6,7 +6,8 @@ import pytest
 import torch
 from pytorch_metric_learning.losses import SupConLoss as PMLSupConLoss
 
-from st_contrastive.losses.supcon import SupConLoss, similarity_matrix, supcon
+from st_contrastive.losses import SupConLoss
+from st_contrastive.losses.contrastive_core import similarity_matrix, supcon
 
 
 @pytest.mark.parametrize("temperature", [0.1, 0.5, 1.0])

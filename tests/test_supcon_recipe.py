@@ -4,7 +4,7 @@ import json
 
 from sentence_transformers import SentenceTransformer
 
-from st_contrastive.losses.nli_supcon import load_nli_classifier
+from st_contrastive.models import load_nli_classifier
 from st_contrastive.recipes.supcon_nli import main, run_name
 
 
@@ -18,7 +18,7 @@ def test_recipe_end_to_end(tmp_path, tiny_mlm_dir):
     assert set(results["after_averages"]) == {"sts", "transfer"}
     assert results["config"]["negatives"] == 3 and results["config"]["supcon_weight"] == 0.3
     assert SentenceTransformer(str(output), device="cpu").encode(["a sentence"]).shape == (1, 32)
-    assert load_nli_classifier(output / "nli_head")[1] == ["entailment", "neutral", "contradiction"]
+    assert load_nli_classifier(output / "nli_head").labels == ["entailment", "neutral", "contradiction"]
 
 
 def test_run_names():

@@ -11,10 +11,17 @@ from st_contrastive.recipes.supcon_nli_sweep import candidates, main, variants
 def test_variants_name_the_paper_settings():
     runs = variants([0, 0.3, 1.0], [(3, 3), ("all", "all")])
     assert list(runs) == ["ce-only", "3p3n-lambda0.3", "allpalln-lambda0.3", "3p3n-lambda1", "allpalln-lambda1"]
-    assert runs["3p3n-lambda0.3"] == ["--supcon-weight", "0.3", "--positives", "3", "--negatives", "3"]
+    assert runs["3p3n-lambda0.3"] == {"supcon_weight": 0.3, "positives": 3, "negatives": 3}
+    assert runs["ce-only"] == {"supcon_weight": 0.0}
     assert candidates("3palln") == (3, "all")
     with pytest.raises(argparse.ArgumentTypeError, match="3n3p"):
         candidates("3n3p")
+
+
+def test_swept_options_are_refused(capsys):
+    with pytest.raises(SystemExit):
+        main(["--weights", "0.3", "--supcon-weight", "0.5"])
+    assert "--supcon-weight are swept: use --weights and --candidates" in capsys.readouterr().err
 
 
 def test_sweep_trains_each_variant_once_and_adds_missing_tasks(tmp_path, tiny_mlm_dir):

@@ -1,16 +1,23 @@
-from st_contrastive.data.data_dir import data_dir, data_file
+"""Readers, samplers and collators that turn public data into training batches."""
+
 from st_contrastive.data.declutr_collator import DeCLUTRDataCollator, prepare_declutr_dataset
-from st_contrastive.data.documents import load_documents, tokenize_documents
+from st_contrastive.data.declutr_input_examples import declutr_input_examples
+from st_contrastive.data.documents import SHARED_CORPORA, load_corpus, load_documents, tokenize_documents
+from st_contrastive.data.nli import load_nli
+from st_contrastive.data.premise_group_sampler import PremiseGroupBatchSampler
 from st_contrastive.data.span_sampler import AnchorSpans, Span, SpanSampler, placement
 
 __all__ = [
+    "SHARED_CORPORA",
     "AnchorSpans",
     "DeCLUTRDataCollator",
+    "PremiseGroupBatchSampler",
     "Span",
     "SpanSampler",
-    "data_dir",
-    "data_file",
+    "declutr_input_examples",
+    "load_corpus",
     "load_documents",
+    "load_nli",
     "placement",
     "prepare_declutr_dataset",
     "tokenize_documents",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,10 +10,7 @@ import torch
 from datasets import Dataset
 
 from st_contrastive.data.span_sampler import SpanSampler
-
-logger = logging.getLogger(__name__)
-
-IGNORE_INDEX = -100  # the label PyTorch's cross-entropy skips: positions that are not masked
+from st_contrastive.models.masked_lm_head import mask_tokens
 
 
 @dataclass
@@ -90,28 +86,6 @@ class DeCLUTRDataCollator:
     def mask_tokens(self, input_ids: torch.Tensor, rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         generator = torch.Generator().manual_seed(int(rng.integers(2**63 - 1)))
         return mask_tokens(input_ids, self.tokenizer, self.mlm_probability, generator)
-
-
-def mask_tokens(
-    input_ids: torch.Tensor, tokenizer, mlm_probability: float = 0.15, generator: torch.Generator | None = None
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """BERT masking: ``mlm_probability`` of the non-special tokens become targets, 80% [MASK], 10% random, 10% kept.
-
-    Returns the masked ids and the labels (the original id at targets, -100 elsewhere).
-    """
-    special_ids = torch.tensor(sorted(tokenizer.all_special_ids), device=input_ids.device)
-    labels = input_ids.clone()
-    maskable = ~torch.isin(input_ids, special_ids)
-    rand = lambda: torch.rand(input_ids.shape, generator=generator).to(input_ids.device)
-    chosen = (rand() < mlm_probability) & maskable
-    labels[~chosen] = IGNORE_INDEX
-    masked = input_ids.clone()
-    draw = rand()
-    masked[chosen & (draw < 0.8)] = tokenizer.mask_token_id
-    random_tokens = torch.randint(len(tokenizer), input_ids.shape, generator=generator).to(input_ids.device)
-    replace = chosen & (draw >= 0.8) & (draw < 0.9)
-    masked[replace] = random_tokens[replace]
-    return masked, labels
 
 
 def special_token_template(tokenizer) -> tuple[list[int], list[int]]:

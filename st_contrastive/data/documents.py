@@ -6,7 +6,16 @@ import gzip
 import json
 from pathlib import Path
 
-from datasets import Dataset, load_dataset, load_from_disk
+from datasets import Dataset, concatenate_datasets, load_dataset, load_from_disk
+
+from st_contrastive.data_dir import data_file
+
+# The shared corpora by name (see ../shared/data/SOURCES.md).
+SHARED_CORPORA = {
+    "wiki": ("corpus/docs.jsonl.gz",),  # 4,518 Wikipedia articles
+    "books": ("corpus/books.jsonl.gz",),  # Gutenberg books in reading order
+    "both": ("corpus/docs.jsonl.gz", "corpus/books.jsonl.gz"),
+}
 
 
 def load_documents(
@@ -47,6 +56,17 @@ def load_documents(
             dataset = dataset.remove_columns("text")
         dataset = dataset.rename_column(text_field, "text")
     return dataset
+
+
+def load_corpus(corpus: str | Path, text_field: str = "text", limit: int | None = None) -> Dataset:
+    """Documents of a shared corpus by name (``wiki``, ``books``, ``both``), or of any :func:`load_documents` source.
+
+    ``limit`` keeps at most that many documents of each corpus.
+    """
+    if str(corpus) not in SHARED_CORPORA:
+        return load_documents(corpus, text_field, limit=limit)
+    parts = [load_documents(data_file(name), limit=limit).select_columns(["text"]) for name in SHARED_CORPORA[str(corpus)]]
+    return concatenate_datasets(parts)
 
 
 def _read_jsonl(path: Path, limit: int | None) -> list[dict]:

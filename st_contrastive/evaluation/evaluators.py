@@ -15,7 +15,7 @@ from sentence_transformers.base.evaluation import BaseEvaluator
 
 from st_contrastive.evaluation.embedding_cache import EmbeddingCache
 from st_contrastive.evaluation.sts import sts_evaluator
-from st_contrastive.evaluation.transfer import SEED, load_transfer, transfer_scores
+from st_contrastive.evaluation.transfer import SENTEVAL, TransferProtocol, load_transfer, transfer_scores
 
 __all__ = ["TransferEvaluator", "sts_evaluator"]
 
@@ -33,25 +33,19 @@ class TransferEvaluator(BaseEvaluator):
         self,
         task: str,
         name: str | None = None,
+        protocol: TransferProtocol = SENTEVAL,
         batch_size: int = 32,
-        folds: int = 10,
-        inner_folds: int | None = None,
         max_rows: int | None = None,
-        mrpc_features: str = "senteval",
-        seed: int = SEED,
         show_progress_bar: bool = False,
         write_csv: bool = True,
     ):
         super().__init__()
         self.task = task
-        self.data = load_transfer(task, max_rows=max_rows, seed=seed)  # read once; fails early on a bad name
+        self.data = load_transfer(task, max_rows=max_rows, seed=protocol.seed)  # read once; fails early on a bad name
         self.name = name or task
+        self.protocol = protocol
         self.batch_size = batch_size
-        self.folds = folds
-        self.inner_folds = inner_folds
         self.max_rows = max_rows
-        self.mrpc_features = mrpc_features
-        self.seed = seed
         self.show_progress_bar = show_progress_bar
         self.write_csv = write_csv
         self.primary_metric = "accuracy"
@@ -60,14 +54,7 @@ class TransferEvaluator(BaseEvaluator):
     def __call__(self, model, output_path: str | None = None, epoch: int = -1, steps: int = -1) -> dict[str, float]:
         # A fresh cache each call: the weights change between evaluations.
         cache = EmbeddingCache(model, batch_size=self.batch_size, show_progress_bar=self.show_progress_bar)
-        result = transfer_scores(
-            self.data,
-            cache,
-            folds=self.folds,
-            inner_folds=self.inner_folds,
-            mrpc_features=self.mrpc_features,
-            seed=self.seed,
-        )
+        result = transfer_scores(self.data, cache, self.protocol)
         metrics = {key: result[key] / 100 for key in ("accuracy", "dev_accuracy", "f1") if key in result}
         if output_path is not None and self.write_csv:
             self._append_csv(output_path, epoch, steps, metrics)
@@ -90,9 +77,10 @@ class TransferEvaluator(BaseEvaluator):
         return "Transfer Classification"
 
     def get_config_dict(self) -> dict:
-        config = {"task": self.task, "folds": self.folds, "inner_folds": self.inner_folds or self.folds}
+        protocol = self.protocol
+        config = {"task": self.task, "folds": protocol.folds, "inner_folds": protocol.inner_folds or protocol.folds}
         if self.max_rows is not None:
             config["max_rows"] = self.max_rows
         if self.task == "mrpc":
-            config["mrpc_features"] = self.mrpc_features
+            config["mrpc_features"] = protocol.mrpc_features
         return config

@@ -13,7 +13,7 @@ import numpy as np
 from scipy.stats import spearmanr
 from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator
 
-from st_contrastive.data.data_dir import data_file
+from st_contrastive.data_dir import data_file
 from st_contrastive.evaluation.embedding_cache import EmbeddingCache
 
 # task -> (shared file pattern, score column, display name used for evaluator names)

@@ -30,7 +30,7 @@ from sklearn.metrics import f1_score
 from sklearn.model_selection import StratifiedKFold
 from sklearn.preprocessing import StandardScaler
 
-from st_contrastive.data.data_dir import data_file
+from st_contrastive.data_dir import data_file
 from st_contrastive.evaluation.embedding_cache import EmbeddingCache
 from st_contrastive.evaluation.logistic_regression import LogisticRegressions, fit_logistic_regressions
 
@@ -217,44 +217,51 @@ def train_test(X_train, y_train, X_test, y_test, grid=KFOLD_GRID, folds: int = 1
     }
 
 
+@dataclass(frozen=True)
+class TransferProtocol:
+    """How a transfer task is validated; the defaults are SentEval's.
+
+    ``folds``: CV folds (outer folds for MR/CR/SUBJ/MPQA, C-selection folds for TREC/MRPC); ``inner_folds``
+    (default: ``folds``) picks C inside each outer fold; ``mrpc_features``: ``"senteval"`` or ``"full"`` (see
+    :func:`pair_features`); ``seed`` shuffles the folds and draws ``max_rows`` subsets.
+    """
+
+    folds: int = 10
+    inner_folds: int | None = None
+    mrpc_features: str = "senteval"
+    seed: int = SEED
+
+
+SENTEVAL = TransferProtocol()
+
+
 def evaluate_transfer(
     model,
     task: str,
+    protocol: TransferProtocol = SENTEVAL,
     batch_size: int = 32,
-    folds: int = 10,
-    inner_folds: int | None = None,
     max_rows: int | None = None,
-    mrpc_features: str = "senteval",
-    seed: int = SEED,
     cache: EmbeddingCache | None = None,
 ) -> dict:
     """Accuracy x 100 (and F1 x 100 for MRPC) of ``model``'s frozen embeddings on one transfer task.
 
-    ``folds`` is the number of CV folds (outer folds for MR/CR/SUBJ/MPQA, C-selection folds for TREC/MRPC);
-    ``inner_folds`` (default: ``folds``) picks C inside each outer fold. ``max_rows`` evaluates a random subset
-    (quick runs only). Pass a shared ``cache`` to encode sentences common to several tasks once.
+    ``max_rows`` evaluates a random subset (quick runs only). Pass a shared ``cache`` to encode sentences common
+    to several tasks once.
     """
-    data = load_transfer(task, max_rows=max_rows, seed=seed)
+    data = load_transfer(task, max_rows=max_rows, seed=protocol.seed)
     cache = cache or EmbeddingCache(model, batch_size=batch_size)
-    return transfer_scores(data, cache, folds=folds, inner_folds=inner_folds, mrpc_features=mrpc_features, seed=seed)
+    return transfer_scores(data, cache, protocol)
 
 
-def transfer_scores(
-    data: TransferData,
-    cache: EmbeddingCache,
-    folds: int = 10,
-    inner_folds: int | None = None,
-    mrpc_features: str = "senteval",
-    seed: int = SEED,
-) -> dict:
+def transfer_scores(data: TransferData, cache: EmbeddingCache, protocol: TransferProtocol = SENTEVAL) -> dict:
     """Encode ``data`` through ``cache`` and run the validation scheme of its task (see the module docstring)."""
     X = cache.encode(data.texts)
     if data.texts_b is not None:
-        X = pair_features(X, cache.encode(data.texts_b), mode=mrpc_features)
+        X = pair_features(X, cache.encode(data.texts_b), mode=protocol.mrpc_features)
     y = data.labels
 
     if data.splits is None:
-        result = nested_cv(X, y, folds=folds, inner_folds=inner_folds, seed=seed)
+        result = nested_cv(X, y, folds=protocol.folds, inner_folds=protocol.inner_folds, seed=protocol.seed)
     elif "dev" in set(data.splits):
         part = {name: data.splits == name for name in ("train", "dev", "test")}
         result = train_dev_test(
@@ -262,7 +269,7 @@ def transfer_scores(
         )
     else:
         train, test = data.splits == "train", data.splits == "test"
-        result = train_test(X[train], y[train], X[test], y[test], folds=folds, seed=seed)
+        result = train_test(X[train], y[train], X[test], y[test], folds=protocol.folds, seed=protocol.seed)
         predictions = result.pop("predictions")
         if data.task == "mrpc":
             result["f1"] = float(f1_score(y[test], predictions) * 100)

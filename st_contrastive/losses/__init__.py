@@ -1,4 +1,8 @@
-from st_contrastive.losses.declutr import DeCLUTRLoss
-from st_contrastive.losses.nt_xent import nt_xent
+"""Losses for sentence-transformers' trainer; the math they share is in ``st_contrastive.losses.contrastive_core``."""
 
-__all__ = ["DeCLUTRLoss", "nt_xent"]
+from st_contrastive.losses.declutr import DeCLUTRLoss
+from st_contrastive.losses.nli_supcon import NLISupConLoss
+from st_contrastive.losses.nt_xent import nt_xent
+from st_contrastive.losses.supcon import SupConLoss
+
+__all__ = ["DeCLUTRLoss", "NLISupConLoss", "SupConLoss", "nt_xent"]

@@ -9,25 +9,11 @@ import torch
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
-from st_contrastive.data.declutr_collator import IGNORE_INDEX, mask_tokens
 from st_contrastive.losses.nt_xent import nt_xent
-from st_contrastive.models.masked_lm_head import MaskedLMHead
+from st_contrastive.models.masked_lm_head import IGNORE_INDEX, MaskedLMHead, mask_tokens
 
 
 class DeCLUTRLoss(nn.Module):
-    """The DeCLUTR objective (Giorgi et al., 2021): ``contrastive_weight·NT-Xent + mlm_weight·MLM``.
-
-    Expects the two inputs made by :class:`~st_contrastive.data.DeCLUTRDataCollator`: ``N·A`` anchors (masked,
-    with ``mlm_labels``) and ``N·A·P`` positives. Each anchor embedding is paired with the mean of its ``P``
-    positive embeddings; every other anchor and positive in the batch is a negative, so the sibling anchors of
-    the same document are hard negatives. While training, the anchors are embedded from their masked tokens and
-    the MLM head reads the token embeddings of that same forward pass (as the reference implementation does), so
-    MLM costs no second encoder pass. Otherwise (evaluation, or ``mlm_weight=0``) the original tokens are restored.
-
-    ``mlm_weight=0`` gives the contrastive-only ablation and ``contrastive_weight=0`` the MLM-only one (the
-    positives are then not encoded at all). Returns ``{"contrastive": ..., "mlm": ...}`` (active terms only).
-    """
-
     def __init__(
         self,
         model: SentenceTransformer,
@@ -36,6 +22,75 @@ class DeCLUTRLoss(nn.Module):
         mlm_weight: float = 1.0,
         gather_across_devices: bool = False,
     ) -> None:
+        """The DeCLUTR objective: ``contrastive_weight·NT-Xent + mlm_weight·MLM`` over spans of documents.
+
+        Each anchor span's embedding is paired with the mean embedding of its ``P`` positive spans; every other
+        anchor and positive of the batch is a negative, so the sibling anchors of the same document are hard
+        negatives (NT-Xent, Eq. 2 of the paper). While training, the anchors are embedded from their masked tokens
+        and the MLM head reads the token embeddings of that same forward pass (as the reference implementation
+        does), so MLM costs no second encoder pass. Otherwise (evaluation, or ``mlm_weight=0``) the original
+        tokens are restored. Returns ``{"contrastive": ..., "mlm": ...}`` (the active terms), logged separately.
+
+        Args:
+            model (SentenceTransformer): The encoder (any ST model, or a ``*ForMaskedLM`` checkpoint loaded as one).
+                The MLM head comes from its checkpoint when it has one, otherwise a new head is tied to its input
+                embeddings.
+            temperature (float): τ of NT-Xent. Defaults to 0.05 (the paper's).
+            contrastive_weight (float): Weight of NT-Xent; 0 gives the MLM-only ablation (positives are then not
+                encoded at all). Defaults to 1.0.
+            mlm_weight (float): Weight of MLM; 0 gives the contrastive-only ablation. Defaults to 1.0.
+            gather_across_devices (bool): Score local spans against the spans of every rank. Defaults to False.
+
+        References:
+            - Giorgi et al., DeCLUTR: Deep Contrastive Learning for Unsupervised Textual Representations, ACL 2021:
+              https://aclanthology.org/2021.acl-long.72
+            - Chen et al., A Simple Framework for Contrastive Learning of Visual Representations (NT-Xent), 2020:
+              https://arxiv.org/abs/2002.05709
+
+        Requirements:
+            1. Anchor spans and their positive spans from the same documents, as made by
+               :class:`~st_contrastive.data.DeCLUTRDataCollator` (fresh spans every batch).
+            2. A tokenizer with a mask token when ``mlm_weight > 0``.
+
+        Inputs:
+            +------------------------------------------------------------+--------+
+            | Texts                                                      | Labels |
+            +============================================================+========+
+            | (anchor, positive) columns: ``N·A`` anchors (masked, with  | none   |
+            | ``anchor_mlm_labels``) and ``N·A·P`` positives, the ``P``  |        |
+            | positives of anchor ``i`` at rows ``i·P … i·P+P−1``        |        |
+            | (the collator's layout)                                    |        |
+            +------------------------------------------------------------+--------+
+            | (anchor, positive_1, …, positive_P) columns of equal rows  | none   |
+            | (legacy ``fit()`` with ``declutr_input_examples``; anchors |        |
+            | are masked inside the loss)                                |        |
+            +------------------------------------------------------------+--------+
+
+        Relations:
+            - The contrastive term is :func:`~st_contrastive.losses.nt_xent`, SupCon with the partner as the only
+              positive. sentence-transformers' ``MultipleNegativesSymmetricRankingLoss`` scores anchors against
+              positives only; NT-Xent also scores every item against the other anchors (2·N·A − 1 candidates).
+
+        Example:
+            ::
+
+                from sentence_transformers import SentenceTransformer
+                from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
+
+                from st_contrastive.data import DeCLUTRDataCollator, SpanSampler, load_documents, prepare_declutr_dataset
+                from st_contrastive.data_dir import data_file
+                from st_contrastive.losses import DeCLUTRLoss
+                from st_contrastive.training import ContrastiveTrainer
+
+                model = SentenceTransformer("sentence-transformers/all-MiniLM-L6-v2")
+                sampler = SpanSampler(num_anchors=2, num_positives=2, min_length=16, max_length=64)
+                documents = load_documents(data_file("corpus/docs.jsonl.gz"), limit=8)
+                train_dataset = prepare_declutr_dataset(documents, model.tokenizer, sampler)
+                args = SentenceTransformerTrainingArguments(output_dir="runs/declutr-example", max_steps=2,
+                                                            per_device_train_batch_size=4)
+                ContrastiveTrainer(model=model, args=args, train_dataset=train_dataset, loss=DeCLUTRLoss(model),
+                                   data_collator=DeCLUTRDataCollator(model.tokenizer, sampler)).train()
+        """
         super().__init__()
         if contrastive_weight <= 0 and mlm_weight <= 0:
             raise ValueError("at least one of contrastive_weight and mlm_weight must be positive")
@@ -97,6 +152,7 @@ class DeCLUTRLoss(nn.Module):
             "temperature": self.temperature,
             "contrastive_weight": self.contrastive_weight,
             "mlm_weight": self.mlm_weight,
+            "gather_across_devices": self.gather_across_devices,
         }
 
     @property

@@ -1,8 +1,7 @@
-"""Supervised contrastive learning on NLI with a cross-entropy head: (1−λ)·CE + λ·SupCon."""
+"""Supervised contrastive learning on NLI with a cross-entropy head: (1−λ)·CE + λ·premise-anchored SupCon."""
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable
 from pathlib import Path
@@ -10,50 +9,104 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from safetensors.torch import load_file, save_file
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.losses.merged_forward import embed_columns
 from sentence_transformers.sentence_transformer.modules import Normalize
 from torch import nn
 
-from st_contrastive.data.nli import NLI_LABELS
-from st_contrastive.losses.supcon import Similarity, similarity_matrix, supcon
+from st_contrastive.losses.contrastive_core import Similarity, gather_candidates, similarity_matrix, supcon
+from st_contrastive.models.nli_classifier import NLIClassifier
 
 logger = logging.getLogger(__name__)
 
-CLASSIFIER_WEIGHTS = "nli_classifier.safetensors"
-CLASSIFIER_CONFIG = "nli_classifier.json"
-
 
 class NLISupConLoss(nn.Module):
-    """Cross-entropy of a softmax head over ``(u, v, |u−v|)`` (the SBERT classifier) plus premise-anchored SupCon.
-
-    Rows are ``(premise, hypothesis, label)``. For SupCon every distinct premise of the batch is an anchor; its
-    positives are its entailed hypotheses in the batch, its negatives the other hypotheses (its neutral and
-    contradiction ones and every hypothesis of other premises). The premise and hypothesis embeddings are those
-    of the cross-entropy forward pass: no second encoder pass. ``positives``/``negatives`` = ``"all"`` or ``k``:
-    at most ``k`` of each drawn at random per anchor (the reference code's "3 negatives" silently used all
-    of them; here ``k`` really limits the negatives). The total is ``(1−λ)·CE + λ·SupCon`` with
-    ``λ = supcon_weight``; ``λ = 0`` equals sentence-transformers' ``SoftmaxLoss``. Premise groups must stay in
-    one batch: train with :class:`~st_contrastive.data.PremiseGroupBatchSampler`.
-
-    Anchors with no positive in the batch drop out of the SupCon term; ``anchors_without_positive`` and
-    ``anchors_seen`` count them. With ``labels=None`` returns ``(embeddings, logits)``, so ST's
-    ``LabelAccuracyEvaluator`` works.
-    """
-
     def __init__(
         self,
         model: SentenceTransformer,
-        num_labels: int = 3,
+        classifier: NLIClassifier | None = None,
         supcon_weight: float = 0.3,
         temperature: float = 1.0,
         positives: str | int = "all",
         negatives: str | int = "all",
         similarity: Similarity = "cosine",
         entailment_label: int = 0,
+        gather_across_devices: bool = False,
         seed: int = 0,
     ) -> None:
+        """Cross-entropy of a softmax head over ``(u, v, |u−v|)`` plus premise-anchored supervised contrastive loss.
+
+        The total is ``(1−λ)·CE + λ·SupCon`` with ``λ = supcon_weight``; ``λ = 0`` equals sentence-transformers'
+        ``SoftmaxLoss``. For SupCon every distinct premise of the batch is an anchor; its positives are its
+        entailed hypotheses in the batch, its negatives the other hypotheses (its neutral and contradiction ones
+        and every hypothesis of other premises). The premise and hypothesis embeddings are those of the
+        cross-entropy forward pass: no second encoder pass. Anchors with no positive in the batch drop out of the
+        SupCon term and are counted (``anchors_without_positive`` of ``anchors_seen``); a batch with none gives a
+        zero term and a warning, never NaN. With ``labels=None`` the loss returns ``(embeddings, logits)``, so
+        ST's ``LabelAccuracyEvaluator`` works.
+
+        Args:
+            model (SentenceTransformer): The model to train, best Transformer + Pooling: a final ``Normalize``
+                makes the head's features unit-scale and CE distorts the space (a warning says so).
+            classifier (NLIClassifier | None): The softmax head; default a new one over SNLI's three labels.
+            supcon_weight (float): λ in [0, 1]; 0 is CE only, 1 SupCon only. Defaults to 0.3 (the paper's best
+                on STS).
+            temperature (float): τ of SupCon. Defaults to 1.0 (the paper's).
+            positives (str | int): ``"all"`` entailed hypotheses per anchor, or at most ``k`` drawn at random.
+            negatives (str | int): ``"all"`` other hypotheses per anchor, or at most ``k`` drawn at random (the
+                reference code's "3 negatives" silently used all of them; here ``k`` really limits them).
+            similarity (str): ``"cosine"`` or ``"dot"``, computed in float32. Defaults to ``"cosine"``.
+            entailment_label (int): The label id of entailment. Defaults to 0 (SNLI).
+            gather_across_devices (bool): Score local premises against the hypotheses of every rank. Defaults to
+                False.
+            seed (int): Seed of the random choice of ``k`` positives or negatives.
+
+        References:
+            - Liao, Sentence Embeddings using Supervised Contrastive Learning, 2021: https://arxiv.org/abs/2106.04791
+            - Khosla et al., Supervised Contrastive Learning, NeurIPS 2020: https://arxiv.org/abs/2004.11362
+            - Reimers and Gurevych, Sentence-BERT, EMNLP 2019: https://arxiv.org/abs/1908.10084
+
+        Requirements:
+            1. (premise, hypothesis) pairs with an NLI class label.
+            2. All hypotheses of a premise in one batch: train with
+               :class:`~st_contrastive.data.PremiseGroupBatchSampler`.
+
+        Inputs:
+            +------------------------------+--------------------------------------------------+
+            | Texts                        | Labels                                           |
+            +==============================+==================================================+
+            | (premise, hypothesis) pairs  | class (0 entailment, 1 neutral, 2 contradiction) |
+            +------------------------------+--------------------------------------------------+
+
+        Relations:
+            - With ``supcon_weight=0`` it is sentence-transformers' ``SoftmaxLoss``.
+            - The SupCon term is :class:`~st_contrastive.losses.SupConLoss`'s core with premises as the only
+              anchors and entailment as the positive relation.
+
+        Example:
+            ::
+
+                from datasets import Dataset
+                from sentence_transformers import SentenceTransformer
+                from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
+
+                from st_contrastive.data import PremiseGroupBatchSampler
+                from st_contrastive.losses import NLISupConLoss
+                from st_contrastive.training import ContrastiveTrainer
+
+                model = SentenceTransformer("sentence-transformers/all-MiniLM-L6-v2")
+                model = SentenceTransformer(modules=list(model)[:-1])  # Transformer + Pooling: no Normalize
+                train_dataset = Dataset.from_dict({
+                    "premise": ["A dog runs.", "A dog runs.", "A man cooks.", "A man cooks."],
+                    "hypothesis": ["An animal moves.", "A cat sleeps.", "Someone makes food.", "A woman swims."],
+                    "label": [0, 2, 0, 2],
+                })
+                loss = NLISupConLoss(model, supcon_weight=0.3)
+                args = SentenceTransformerTrainingArguments(output_dir="runs/supcon-example", max_steps=2,
+                                                            batch_sampler=PremiseGroupBatchSampler)
+                ContrastiveTrainer(model=model, args=args, train_dataset=train_dataset, loss=loss).train()
+                loss.classifier.save("runs/supcon-example/nli_head")
+        """
         super().__init__()
         for name, value in (("positives", positives), ("negatives", negatives)):
             if value != "all" and not (isinstance(value, int) and value >= 1):
@@ -61,14 +114,15 @@ class NLISupConLoss(nn.Module):
         if not 0 <= supcon_weight <= 1:
             raise ValueError(f"supcon_weight (λ) must be in [0, 1], not {supcon_weight}")
         self.model = model
-        self.num_labels = num_labels
+        self.classifier = classifier or NLIClassifier(model.get_embedding_dimension()).to(model.device)
         self.supcon_weight = supcon_weight
         self.temperature = temperature
         self.positives = positives
         self.negatives = negatives
         self.similarity = similarity
         self.entailment_label = entailment_label
-        self.classifier = nn.Linear(3 * model.get_embedding_dimension(), num_labels, device=model.device)
+        self.gather_across_devices = gather_across_devices
+        self.seed = seed
         if isinstance(model[-1], Normalize):
             # Unit-norm (u, v, |u−v|) features start the head's logits near zero; CE then reshapes the whole space
             # (all-MiniLM-L6-v2 on SNLI dev+test: STS-B 82 -> 46 with Normalize, -> 70 without).
@@ -79,12 +133,16 @@ class NLISupConLoss(nn.Module):
         self.anchors_seen = 0
         self.anchors_without_positive = 0
 
+    @property
+    def num_labels(self) -> int:
+        return len(self.classifier.labels)
+
     def forward(
         self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None
     ) -> dict[str, torch.Tensor] | tuple[list[torch.Tensor], torch.Tensor]:
         sentence_features = list(sentence_features)
         premises, hypotheses = embed_columns(self.model, sentence_features)
-        logits = self.classifier(torch.cat([premises, hypotheses, (premises - hypotheses).abs()], dim=1).to(self.classifier.weight.dtype))
+        logits = self.classifier(premises, hypotheses)
         if labels is None:
             return [premises, hypotheses], logits
         if (labels < 0).any() or (labels >= self.num_labels).any():
@@ -97,16 +155,21 @@ class NLISupConLoss(nn.Module):
         return losses
 
     def premise_supcon(self, premises, hypotheses, group, labels) -> torch.Tensor:
+        """SupCon with the first row of each premise group as the anchor and every hypothesis as a candidate."""
         num_groups = int(group.max()) + 1
         first_row = torch.full((num_groups,), len(group), device=group.device).scatter_reduce(
             0, group, torch.arange(len(group), device=group.device), reduce="amin"
         )
-        same_premise = group[None, :] == torch.arange(num_groups, device=group.device)[:, None]
-        positive = same_premise & (labels[None, :] == self.entailment_label)
+        # A hypothesis carries its premise group when it is entailed, -1 ("no anchor's positive") otherwise.
+        entailed_group = torch.where(labels.view(-1) == self.entailment_label, group, -1)
+        candidates = gather_candidates(hypotheses, entailed_group, gather_across_devices=self.gather_across_devices,
+                                       local_ids=True)
+        anchor_group = torch.arange(num_groups, device=group.device) + candidates.offset
+        positive = anchor_group[:, None] == candidates.labels[None, :]
         negative = ~positive
         positive = self._keep_at_most(positive, self.positives)
         negative = self._keep_at_most(negative, self.negatives)
-        similarities = similarity_matrix(premises[first_row], hypotheses, self.similarity)
+        similarities = similarity_matrix(premises[first_row], candidates.embeddings, self.similarity)
         loss, dropped = supcon(similarities, positive, positive | negative, self.temperature)
         self.anchors_seen += num_groups
         self.anchors_without_positive += dropped
@@ -124,31 +187,32 @@ class NLISupConLoss(nn.Module):
         return chosen & mask
 
     def save_classifier(self, path: str | Path) -> None:
-        """Write the NLI head beside a checkpoint, for :func:`load_nli_classifier`."""
-        path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        save_file({k: v.contiguous() for k, v in self.classifier.state_dict().items()}, str(path / CLASSIFIER_WEIGHTS))
-        config = {"labels": list(NLI_LABELS[: self.num_labels]), "features": ["u", "v", "|u-v|"],
-                  "embedding_dimension": self.classifier.in_features // 3}
-        (path / CLASSIFIER_CONFIG).write_text(json.dumps(config, indent=2))
+        """Write the NLI head to a folder, for :func:`~st_contrastive.models.load_nli_classifier`."""
+        self.classifier.save(str(path))
 
     def get_config_dict(self) -> dict[str, Any]:
         return {
-            "num_labels": self.num_labels,
+            "classifier": self.classifier.get_config_dict(),
             "supcon_weight": self.supcon_weight,
             "temperature": self.temperature,
             "positives": self.positives,
             "negatives": self.negatives,
             "similarity": self.similarity,
+            "entailment_label": self.entailment_label,
+            "gather_across_devices": self.gather_across_devices,
+            "seed": self.seed,
         }
 
     @property
     def citation(self) -> str:
         return """
-@misc{supcon_sentence_embeddings_2021,
+@misc{liao2021supcon,
     title = {Sentence Embeddings using Supervised Contrastive Learning},
+    author = {Liao, Danqi},
     year = {2021},
-    note = {arXiv preprint},
+    eprint = {2106.04791},
+    archivePrefix = {arXiv},
+    primaryClass = {cs.CL},
 }
 """
 
@@ -156,21 +220,3 @@ class NLISupConLoss(nn.Module):
 def premise_groups(premise_input_ids: torch.Tensor) -> torch.Tensor:
     """Group id per row: rows with the same premise tokens share one."""
     return torch.unique(premise_input_ids, dim=0, return_inverse=True)[1]
-
-
-def load_nli_classifier(path: str | Path) -> tuple[nn.Linear, list[str]]:
-    """The NLI head written by :meth:`NLISupConLoss.save_classifier` and its label names."""
-    path = Path(path)
-    config = json.loads((path / CLASSIFIER_CONFIG).read_text())
-    classifier = nn.Linear(3 * config["embedding_dimension"], len(config["labels"]))
-    classifier.load_state_dict(load_file(str(path / CLASSIFIER_WEIGHTS)))
-    return classifier, config["labels"]
-
-
-def predict_nli(model: SentenceTransformer, classifier: nn.Linear, labels: list[str], premises, hypotheses) -> list[str]:
-    """NLI labels predicted from sentence embeddings and the exported head."""
-    u = model.encode(list(premises), convert_to_tensor=True)
-    v = model.encode(list(hypotheses), convert_to_tensor=True)
-    with torch.no_grad():
-        logits = classifier(torch.cat([u, v, (u - v).abs()], dim=1).to(classifier.weight.device))
-    return [labels[i] for i in logits.argmax(dim=1).tolist()]

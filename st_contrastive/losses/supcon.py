@@ -1,63 +1,21 @@
-"""Supervised contrastive loss (Khosla et al., 2020): the shared core and the label-based loss."""
+"""Label-based supervised contrastive loss (Khosla et al., 2020) over sentence embeddings."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any
 
 import torch
-import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
-from sentence_transformers.util import all_gather, all_gather_with_grad, get_rank
 from torch import nn
+
+from st_contrastive.losses.contrastive_core import Similarity, gather_candidates, similarity_matrix, supcon
 
 logger = logging.getLogger(__name__)
 
-Similarity = Literal["cosine", "dot"]
-
-
-def similarity_matrix(anchors: torch.Tensor, candidates: torch.Tensor, similarity: Similarity) -> torch.Tensor:
-    """Anchor × candidate similarities in float32 (even under autocast)."""
-    anchors, candidates = anchors.float(), candidates.float()
-    if similarity == "cosine":
-        anchors, candidates = F.normalize(anchors, dim=-1), F.normalize(candidates, dim=-1)
-    elif similarity != "dot":
-        raise ValueError(f"similarity must be 'cosine' or 'dot', not {similarity!r}")
-    return anchors @ candidates.T
-
-
-def supcon(
-    similarities: torch.Tensor, positive_mask: torch.Tensor, candidate_mask: torch.Tensor, temperature: float
-) -> tuple[torch.Tensor, int]:
-    """Mean over anchors of ``−1/|P(i)| Σ_{p∈P(i)} log(exp(s_ip/τ) / Σ_{a∈A(i)} exp(s_ia/τ))``.
-
-    ``positive_mask[i, j]`` marks the positives ``P(i)`` of anchor ``i``; ``candidate_mask[i, j]`` the items
-    ``A(i)`` in its denominator (positives and negatives; never the anchor itself). Anchors without a positive
-    drop out; returns the loss and how many anchors dropped out. With no anchor left the loss is a zero that
-    keeps the graph (never NaN).
-    """
-    positive_mask = positive_mask & candidate_mask
-    logits = (similarities / temperature).masked_fill(~candidate_mask, float("-inf"))
-    log_prob = logits - torch.logsumexp(logits, dim=1, keepdim=True)
-    num_positives = positive_mask.sum(dim=1)
-    has_positive = num_positives > 0
-    dropped = int((~has_positive).sum())
-    if not has_positive.any():
-        return similarities.sum() * 0.0, dropped
-    per_anchor = log_prob.masked_fill(~positive_mask, 0.0).sum(dim=1)[has_positive] / num_positives[has_positive]
-    return -per_anchor.mean(), dropped
-
 
 class SupConLoss(nn.Module):
-    """Label-based supervised contrastive loss over sentence embeddings: same label = positive.
-
-    Every sentence is an anchor; its positives are the other sentences of its label, its denominator every other
-    sentence of the batch. Equals pytorch-metric-learning's ``SupConLoss`` for cosine similarity. Input: one text
-    column and an integer ``label`` column. With ``gather_across_devices`` local anchors are scored against the
-    sentences of every rank.
-    """
-
     def __init__(
         self,
         model: SentenceTransformer,
@@ -65,6 +23,60 @@ class SupConLoss(nn.Module):
         similarity: Similarity = "cosine",
         gather_across_devices: bool = False,
     ) -> None:
+        """Supervised contrastive loss: sentences with the same label are positives of each other.
+
+        Every sentence of the batch is an anchor; its positives are the other sentences of its label, its
+        denominator every other sentence of the batch. With cosine similarity it equals pytorch-metric-learning's
+        ``SupConLoss``. Anchors whose label no other sentence of the batch shares drop out (a batch where none
+        shares its label gives a zero loss and a warning, never NaN).
+
+        Args:
+            model (SentenceTransformer): The model to train.
+            temperature (float): τ, the softmax temperature. Defaults to 0.1 (Khosla et al.).
+            similarity (str): ``"cosine"`` or ``"dot"``; computed in float32 even under autocast. Defaults to
+                ``"cosine"``.
+            gather_across_devices (bool): Score local anchors against the sentences of every rank (negatives grow
+                with the number of devices). Defaults to False.
+
+        References:
+            - Khosla et al., Supervised Contrastive Learning, NeurIPS 2020: https://arxiv.org/abs/2004.11362
+
+        Requirements:
+            1. Single sentences (or several text columns that all share the row's label) with an integer class
+               label.
+            2. Batches in which labels repeat; for tiny or imbalanced data use a class-balanced batch sampler.
+
+        Inputs:
+            +---------------------------+--------------+
+            | Texts                     | Labels       |
+            +===========================+==============+
+            | (sentence) single texts   | class (int)  |
+            +---------------------------+--------------+
+
+        Relations:
+            - :func:`~st_contrastive.losses.nt_xent` is this loss with the pair index as the label.
+            - :class:`~st_contrastive.losses.NLISupConLoss` anchors on premises instead of every sentence.
+            - sentence-transformers' ``BatchAllTripletLoss`` uses the same labels with a margin instead of a softmax.
+
+        Example:
+            ::
+
+                from datasets import Dataset
+                from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
+
+                from st_contrastive.losses import SupConLoss
+
+                model = SentenceTransformer("sentence-transformers/all-MiniLM-L6-v2")
+                train_dataset = Dataset.from_dict({
+                    "text": ["What is the capital of France?", "Who wrote Hamlet?",
+                             "Where is Lima?", "Who painted the Mona Lisa?"],
+                    "label": [0, 1, 0, 1],
+                })
+                trainer = SentenceTransformerTrainer(model=model, train_dataset=train_dataset,
+                                                     loss=SupConLoss(model))
+                trainer.train()
+                model.save("runs/supcon-example")
+        """
         super().__init__()
         self.model = model
         self.temperature = temperature
@@ -77,22 +89,20 @@ class SupConLoss(nn.Module):
         return self.compute_loss(embeddings, labels)
 
     def compute_loss(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        candidates, candidate_labels, offset = embeddings, labels, 0
-        if self.gather_across_devices:
-            candidates, candidate_labels = all_gather_with_grad(embeddings), all_gather(labels)
-            offset = get_rank() * len(embeddings) if len(candidates) > len(embeddings) else 0
-        similarities = similarity_matrix(embeddings, candidates, self.similarity)
-        rows = torch.arange(len(embeddings), device=embeddings.device)
-        not_self = torch.ones_like(similarities, dtype=torch.bool)
-        not_self[rows, rows + offset] = False
-        positives = labels[:, None] == candidate_labels[None, :]
-        loss, dropped = supcon(similarities, positives, not_self, self.temperature)
+        candidates = gather_candidates(embeddings, labels, gather_across_devices=self.gather_across_devices)
+        similarities = similarity_matrix(embeddings, candidates.embeddings, self.similarity)
+        positives = labels[:, None] == candidates.labels[None, :]
+        loss, dropped = supcon(similarities, positives, candidates.not_self(len(embeddings)), self.temperature)
         if dropped == len(embeddings):
             logger.warning("No sentence in this batch shares its label with another: SupCon term is zero.")
         return loss
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {"temperature": self.temperature, "similarity": self.similarity}
+        return {
+            "temperature": self.temperature,
+            "similarity": self.similarity,
+            "gather_across_devices": self.gather_across_devices,
+        }
 
     @property
     def citation(self) -> str:

@@ -6,27 +6,59 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
-import time
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 import torch
 from sentence_transformers import SentenceTransformer
-from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
 
-from st_contrastive.data import DeCLUTRDataCollator, SpanSampler, data_dir, load_documents, prepare_declutr_dataset
-from st_contrastive.evaluation.report import evaluate_model, format_comparison
-from st_contrastive.evaluation.sts import sts_evaluator
+from st_contrastive.data import DeCLUTRDataCollator, SpanSampler, load_corpus, prepare_declutr_dataset
+from st_contrastive.default_model import default_model
+from st_contrastive.evaluation import evaluate_model, sts_evaluator
 from st_contrastive.losses import DeCLUTRLoss
-from st_contrastive.models.default_model import default_model
-from st_contrastive.training import ContrastiveTrainer
-from st_contrastive.training.curves import plot_training_curves
+from st_contrastive.reporting import format_comparison, write_run_results
+from st_contrastive.training import TrainSettings, add_training_arguments, train
 
 logger = logging.getLogger(__name__)
 
 
+@dataclass
+class DeCLUTRConfig:
+    """One DeCLUTR run: model and data, span sampling (§3.2), objective, evaluation and optimisation (§4)."""
+
+    model: str | None = None  # None: all-MiniLM-L6-v2 from the default-model extra
+    documents: str = "wiki"
+    text_field: str = "text"
+    max_documents: int | None = None
+    output: str | None = None  # None: runs/<name>
+    name: str | None = None
+    num_anchors: int = 2
+    num_positives: int = 2
+    min_length: int = 32
+    max_length: int = 512
+    strategy: str = "default"
+    min_anchor_gap: int | None = None
+    short_documents: str = "error"
+    temperature: float = 0.05
+    contrastive_weight: float = 1.0
+    mlm_weight: float = 1.0
+    mlm_probability: float = 0.15
+    save_masked_lm: bool = False
+    eval_tasks: list[str] = field(default_factory=lambda: ["stsb-test"])
+    eval_batch_size: int = 64
+    training: TrainSettings = field(
+        default_factory=lambda: TrainSettings(batch_size=16, learning_rate=5e-5, weight_decay=0.1, save_steps=500)
+    )
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> DeCLUTRConfig:
+        values = {f.name: getattr(args, f.name) for f in fields(cls) if f.name != "training"}
+        return cls(**values, training=TrainSettings.from_args(args))
+
+
 def build_parser() -> argparse.ArgumentParser:
+    defaults = DeCLUTRConfig()
     parser = argparse.ArgumentParser(
         prog="st-contrastive declutr",
         description="DeCLUTR: continue training an encoder with NT-Xent over sampled spans plus MLM on the anchors. "
@@ -34,56 +66,46 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     data = parser.add_argument_group("model and data")
-    data.add_argument("--model", default=None, help="base model: local path or Hub id (SentenceTransformer or *ForMaskedLM "
-                      "checkpoint); default all-MiniLM-L6-v2 from the default-model extra")
-    data.add_argument("--documents", default=None, help="documents: .jsonl(.gz)/.txt file, saved dataset folder or Hub "
-                      "dataset id; default $ST_CONTRASTIVE_DATA/corpus/docs.jsonl.gz (Wikipedia)")
-    data.add_argument("--text-field", default="text", help="field holding the document text")
-    data.add_argument("--max-documents", type=int, default=None, help="use only the first N documents")
-    data.add_argument("--output", default=None, help="output folder; default runs/<name>")
-    data.add_argument("--name", default=None, help="model name: declutr-small for a 6-layer base, declutr-base for "
-                      "12 layers (the paper's names), declutr-<L>layer otherwise")
+    data.add_argument("--model", default=defaults.model, help="base model: local path or Hub id (SentenceTransformer or "
+                      "*ForMaskedLM checkpoint); default all-MiniLM-L6-v2 from the default-model extra")
+    data.add_argument("--documents", default=defaults.documents, help="documents: a shared corpus (wiki, books, both), "
+                      "a .jsonl(.gz)/.txt file, a saved dataset folder or a Hub dataset id")
+    data.add_argument("--text-field", default=defaults.text_field, help="field holding the document text")
+    data.add_argument("--max-documents", type=int, default=defaults.max_documents, help="use only the first N documents")
+    data.add_argument("--output", default=defaults.output, help="output folder; default runs/<name>")
+    data.add_argument("--name", default=defaults.name, help="model name: declutr-small for a 6-layer base, declutr-base "
+                      "for 12 layers (the paper's names), declutr-<L>layer otherwise")
 
     spans = parser.add_argument_group("span sampling (paper §3.2)")
-    spans.add_argument("--num-anchors", type=int, default=2, help="anchor spans per document (A)")
-    spans.add_argument("--num-positives", type=int, default=2, help="positive spans per anchor (P)")
-    spans.add_argument("--min-length", type=int, default=32, help="shortest span in tokens (ℓ_min)")
-    spans.add_argument("--max-length", type=int, default=512, help="longest span in tokens (ℓ_max); lowered to fit "
-                       "the model's position embeddings with its special tokens")
-    spans.add_argument("--strategy", choices=["default", "adjacent", "subsuming"], default="default",
+    spans.add_argument("--num-anchors", type=int, default=defaults.num_anchors, help="anchor spans per document (A)")
+    spans.add_argument("--num-positives", type=int, default=defaults.num_positives, help="positive spans per anchor (P)")
+    spans.add_argument("--min-length", type=int, default=defaults.min_length, help="shortest span in tokens (ℓ_min)")
+    spans.add_argument("--max-length", type=int, default=defaults.max_length, help="longest span in tokens (ℓ_max); "
+                       "lowered to fit the model's position embeddings with its special tokens")
+    spans.add_argument("--strategy", choices=["default", "adjacent", "subsuming"], default=defaults.strategy,
                        help="positive placement: overlapping, adjacent and subsumed (default) or one kind only")
-    spans.add_argument("--min-anchor-gap", type=int, default=None, help="minimum tokens between anchors of a "
-                       "document; default max_length (reference code; the ACL text says 2·max_length)")
-    spans.add_argument("--short-documents", choices=["error", "skip", "shrink"], default="error",
+    spans.add_argument("--min-anchor-gap", type=int, default=defaults.min_anchor_gap, help="minimum tokens between "
+                       "anchors of a document; default max_length (reference code; the ACL text says 2·max_length)")
+    spans.add_argument("--short-documents", choices=["error", "skip", "shrink"], default=defaults.short_documents,
                        help="documents under 2·A·max_length tokens: stop with an error, skip them, or shrink spans")
 
     objective = parser.add_argument_group("objective")
-    objective.add_argument("--temperature", type=float, default=0.05, help="NT-Xent temperature τ")
-    objective.add_argument("--contrastive-weight", type=float, default=1.0, help="weight of NT-Xent (0: MLM only)")
-    objective.add_argument("--mlm-weight", type=float, default=1.0, help="weight of MLM (0: contrastive only)")
-    objective.add_argument("--mlm-probability", type=float, default=0.15, help="share of anchor tokens masked")
+    objective.add_argument("--temperature", type=float, default=defaults.temperature, help="NT-Xent temperature τ")
+    objective.add_argument("--contrastive-weight", type=float, default=defaults.contrastive_weight,
+                           help="weight of NT-Xent (0: MLM only)")
+    objective.add_argument("--mlm-weight", type=float, default=defaults.mlm_weight, help="weight of MLM (0: contrastive only)")
+    objective.add_argument("--mlm-probability", type=float, default=defaults.mlm_probability,
+                           help="share of anchor tokens masked")
+    objective.add_argument("--save-masked-lm", action="store_true", help="also write the encoder with its MLM head "
+                           "(*ForMaskedLM) to <output>/masked-lm, to continue training later")
 
-    train = parser.add_argument_group("optimisation")
-    train.add_argument("--batch-size", type=int, default=16, help="documents per batch (N)")
-    train.add_argument("--learning-rate", type=float, default=5e-5, help="AdamW learning rate")
-    train.add_argument("--weight-decay", type=float, default=0.1, help="AdamW weight decay (not on biases/LayerNorm)")
-    train.add_argument("--warmup-ratio", type=float, default=0.1, help="share of steps with linear warm-up, then "
-                       "linear decay (slanted triangular)")
-    train.add_argument("--max-grad-norm", type=float, default=1.0, help="gradient clipping norm (model and MLM head)")
-    train.add_argument("--epochs", type=float, default=1.0, help="passes over the documents")
-    train.add_argument("--max-steps", type=int, default=-1, help="stop after this many steps (overrides --epochs)")
-    train.add_argument("--seed", type=int, default=42, help="seed for sampling, masking and initialisation")
-    train.add_argument("--save-steps", type=int, default=500, help="checkpoint every N steps")
-    train.add_argument("--resume-from-checkpoint", default=None, help="trainer checkpoint folder to resume from")
-    train.add_argument("--save-masked-lm", action="store_true", help="also write the encoder with its MLM head "
-                       "(*ForMaskedLM) to <output>/masked-lm, to continue training later")
-    train.add_argument("--bf16", action="store_true", help="bfloat16 autocast (GPU)")
+    add_training_arguments(parser, defaults.training, batch_size_help="documents per batch (N)")
 
     evaluation = parser.add_argument_group("evaluation")
-    evaluation.add_argument("--eval-tasks", nargs="*", default=["stsb-test"], help="tasks evaluated before and after "
-                            "training (see `st-contrastive evaluate --help`)")
-    evaluation.add_argument("--eval-steps", type=int, default=0, help="evaluate STS-B dev every N steps (0: never)")
-    evaluation.add_argument("--eval-batch-size", type=int, default=64, help="batch size for encoding evaluation data")
+    evaluation.add_argument("--eval-tasks", nargs="*", default=defaults.eval_tasks, help="tasks evaluated before and "
+                            "after training (see `st-contrastive evaluate --help`)")
+    evaluation.add_argument("--eval-batch-size", type=int, default=defaults.eval_batch_size,
+                            help="batch size for encoding evaluation data")
     return parser
 
 
@@ -92,90 +114,64 @@ def model_name(model: SentenceTransformer) -> str:
     return {6: "declutr-small", 12: "declutr-base"}.get(layers, f"declutr-{layers}layer")
 
 
-def main(argv: list[str] | None = None) -> dict:
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    torch.manual_seed(args.seed)
-
-    model = SentenceTransformer(args.model or default_model())
-    output = Path(args.output or Path("runs") / (args.name or model_name(model)))
+def train_declutr(config: DeCLUTRConfig) -> dict:
+    """Build the spans and the loss, train, evaluate before and after, and write the run; returns its results."""
+    torch.manual_seed(config.training.seed)
+    model = SentenceTransformer(config.model or default_model())
+    output = Path(config.output or Path("runs") / (config.name or model_name(model)))
     output.mkdir(parents=True, exist_ok=True)
     max_positions = getattr(model[0].auto_model.config, "max_position_embeddings", None)
-    max_length = args.max_length
+    max_length = config.max_length
     if max_positions is not None and max_length + 2 > max_positions:
         max_length = max_positions - 2
-        logger.warning("--max-length %d lowered to %d to fit the model's %d positions", args.max_length, max_length, max_positions)
+        logger.warning("--max-length %d lowered to %d to fit the model's %d positions", config.max_length, max_length, max_positions)
 
     sampler = SpanSampler(
-        num_anchors=args.num_anchors,
-        num_positives=args.num_positives,
-        min_length=min(args.min_length, max_length),
+        num_anchors=config.num_anchors,
+        num_positives=config.num_positives,
+        min_length=min(config.min_length, max_length),
         max_length=max_length,
-        strategy=args.strategy,
-        min_anchor_gap=args.min_anchor_gap,
-        short_documents=args.short_documents,
-        seed=args.seed,
+        strategy=config.strategy,
+        min_anchor_gap=config.min_anchor_gap,
+        short_documents=config.short_documents,
+        seed=config.training.seed,
     )
-    documents = load_documents(args.documents or data_dir() / "corpus" / "docs.jsonl.gz", args.text_field, limit=args.max_documents)
+    documents = load_corpus(config.documents, config.text_field, limit=config.max_documents)
     dataset = prepare_declutr_dataset(documents, model.tokenizer, sampler)
     logger.info("Training on %d documents", len(dataset))
+    mlm_probability = config.mlm_probability if config.mlm_weight > 0 else 0.0
+    loss = DeCLUTRLoss(model, config.temperature, config.contrastive_weight, config.mlm_weight)
+    collator = DeCLUTRDataCollator(model.tokenizer, sampler, mlm_probability=mlm_probability, seed=config.training.seed)
+    evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
 
-    before = evaluate_model(model, args.eval_tasks, batch_size=args.eval_batch_size) if args.eval_tasks else {}
-
-    mlm_probability = args.mlm_probability if args.mlm_weight > 0 else 0.0
-    loss = DeCLUTRLoss(model, args.temperature, args.contrastive_weight, args.mlm_weight)
-    training_args = SentenceTransformerTrainingArguments(
-        output_dir=str(output / "checkpoints"),
-        per_device_train_batch_size=args.batch_size,
-        num_train_epochs=args.epochs,
-        max_steps=args.max_steps,
-        learning_rate=args.learning_rate,
-        weight_decay=args.weight_decay,
-        warmup_steps=args.warmup_ratio,
-        lr_scheduler_type="linear",
-        max_grad_norm=args.max_grad_norm,
-        seed=args.seed,
-        bf16=args.bf16,
-        logging_steps=max(1, min(10, args.max_steps // 20 if args.max_steps > 0 else 10)),
-        save_steps=args.save_steps,
-        save_total_limit=2,
-        eval_strategy="steps" if args.eval_steps else "no",
-        eval_steps=args.eval_steps or None,
-        report_to="none",
-    )
-    trainer = ContrastiveTrainer(
-        model=model,
-        args=training_args,
-        train_dataset=dataset,
-        loss=loss,
-        data_collator=DeCLUTRDataCollator(model.tokenizer, sampler, mlm_probability=mlm_probability, seed=args.seed),
-        evaluator=sts_evaluator("stsb", "dev", batch_size=args.eval_batch_size) if args.eval_steps else None,
-    )
-    start = time.perf_counter()
-    trainer.train(resume_from_checkpoint=args.resume_from_checkpoint)
-    train_seconds = time.perf_counter() - start
-
+    before = evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size) if config.eval_tasks else {}
+    run = train(model, loss, dataset, replace(config.training, output_dir=str(output / "checkpoints")),
+                data_collator=collator, evaluator=evaluator)
     model.save(str(output))
-    if args.save_masked_lm and args.mlm_weight > 0:
+    if config.save_masked_lm and config.mlm_weight > 0:
         loss.save_masked_lm(str(output / "masked-lm"))
-    after = evaluate_model(model, args.eval_tasks, batch_size=args.eval_batch_size) if args.eval_tasks else {}
+    after = evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size) if config.eval_tasks else {}
 
-    losses = [row for row in trainer.state.log_history if "loss" in row]
     results = {
         "method": "declutr",
-        "model": args.model or "all-MiniLM-L6-v2 (default-model extra)",
+        "model": config.model or "all-MiniLM-L6-v2 (default-model extra)",
         "output": str(output),
-        "config": vars(args) | {"max_length": max_length, "documents_used": len(dataset)},
-        "train": {"steps": trainer.state.global_step, "seconds": round(train_seconds, 1), "last_log": losses[-1] if losses else {}},
+        "config": asdict(config) | {"max_length": max_length, "documents_used": len(dataset)},
+        "train": run.summary(),
         "before": before,
         "after": after,
     }
-    (output / "results.json").write_text(json.dumps(results, indent=2, default=str))
-    plot_training_curves(trainer.state.log_history, output / "training_curves.png", title=output.name)
+    path = write_run_results(output, results, run.log_history)
     if before:
         print(format_comparison(before, after))
-    print(f"Saved {output} ({trainer.state.global_step} steps in {train_seconds / 60:.1f} min); results in {output / 'results.json'}")
+    print(f"Saved {output} ({run.steps} steps in {run.seconds / 60:.1f} min); results in {path}")
     return results
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return train_declutr(DeCLUTRConfig.from_args(args))
 
 
 if __name__ == "__main__":

@@ -3,24 +3,25 @@
     st-contrastive declutr-ablation --model runs/mlm-small --max-steps 300 [any declutr option ...]
 
 Every variant starts from the same base with the same seed, data and step budget; options not listed here are
-passed on to `st-contrastive declutr`. Writes <output>/ablation.json, a table and ablation.png.
+`st-contrastive declutr` options and apply to every variant. Writes <output>/ablation.json, a table and ablation.png.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from sentence_transformers import SentenceTransformer
 
-from st_contrastive.evaluation.report import averages, evaluate_model, main_score
-from st_contrastive.recipes import declutr
+from st_contrastive.evaluation import averages, evaluate_model, main_score
+from st_contrastive.recipes.declutr import DeCLUTRConfig, build_parser, train_declutr
 
 VARIANTS = {
-    "mlm-only": ["--contrastive-weight", "0"],
-    "contrastive-only": ["--mlm-weight", "0"],
-    "declutr": [],
+    "mlm-only": {"contrastive_weight": 0.0},
+    "contrastive-only": {"mlm_weight": 0.0},
+    "declutr": {},
 }
 
 
@@ -30,19 +31,20 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--model", required=True, help="the MLM-pretrained base every variant starts from")
     parser.add_argument("--output", default="runs/declutr-ablation", help="folder for the variants and the table")
     parser.add_argument("--eval-tasks", nargs="*", default=["stsb-test", "sick-test"], help="tasks to compare")
-    args, passthrough = parser.parse_known_args(argv)
+    args, declutr_options = parser.parse_known_args(argv)
+    base = DeCLUTRConfig.from_args(build_parser().parse_args(declutr_options))
+    base = replace(base, model=args.model, eval_tasks=args.eval_tasks)
     output = Path(args.output)
     output.mkdir(parents=True, exist_ok=True)
 
     scores = {"base (mean pooling)": evaluate_model(SentenceTransformer(args.model), args.eval_tasks)}
-    for name, flags in VARIANTS.items():
-        run = declutr.main(["--model", args.model, "--output", str(output / name), "--eval-tasks", *args.eval_tasks,
-                            *flags, *passthrough])
-        scores[name] = run["after"]
+    for name, changes in VARIANTS.items():
+        scores[name] = train_declutr(replace(base, output=str(output / name), **changes))["after"]
 
     table = {name: {task: main_score(r) for task, r in result.items()}
              | {"avg": averages(result).get("sts", averages(result).get("transfer"))} for name, result in scores.items()}
-    (output / "ablation.json").write_text(json.dumps({"model": args.model, "passthrough": passthrough, "scores": table}, indent=2))
+    (output / "ablation.json").write_text(json.dumps({"model": args.model, "declutr_options": declutr_options,
+                                                      "scores": table}, indent=2))
     plot(table, output / "ablation.png")
     columns = [*args.eval_tasks, "avg"]
     print(f"{'variant':<22}" + "".join(f"{c:>12}" for c in columns))

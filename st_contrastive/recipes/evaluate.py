@@ -10,15 +10,9 @@ from pathlib import Path
 import torch
 from sentence_transformers import SentenceTransformer
 
-from st_contrastive.evaluation.report import (
-    SHORTCUTS,
-    VALID_TASKS,
-    evaluate_model,
-    expand_tasks,
-    print_results_table,
-    write_results_json,
-)
-from st_contrastive.evaluation.transfer import MRPC_FEATURES, SEED
+from st_contrastive.evaluation.tasks import SHORTCUTS, VALID_TASKS, evaluate_model, expand_tasks
+from st_contrastive.evaluation.transfer import MRPC_FEATURES, SEED, TransferProtocol
+from st_contrastive.reporting import format_results_table, write_results_json
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -110,19 +104,10 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         torch.set_num_threads(args.num_threads)
     model = SentenceTransformer(args.model, device=args.device, trust_remote_code=args.trust_remote_code)
     start = time.perf_counter()
-    results = evaluate_model(
-        model,
-        tasks,
-        batch_size=args.batch_size,
-        folds=args.folds,
-        inner_folds=args.inner_folds,
-        max_rows=args.max_rows,
-        mrpc_features=args.mrpc_features,
-        seed=args.seed,
-        show_progress=not args.no_progress,
-    )
+    protocol = TransferProtocol(args.folds, args.inner_folds, args.mrpc_features, args.seed)
+    results = evaluate_model(model, tasks, args.batch_size, args.max_rows, protocol, show_progress=not args.no_progress)
     seconds = round(time.perf_counter() - start, 1)
-    print_results_table(results)
+    print(format_results_table(results))
     settings = {k: v for k, v in vars(args).items() if k not in ("model", "tasks", "output", "no_progress")}
     path = write_results_json(
         results,

@@ -11,18 +11,9 @@ import argparse
 import logging
 
 import torch
-from datasets import Dataset, concatenate_datasets
 
-from st_contrastive.data.data_dir import data_file
-from st_contrastive.data.documents import load_documents
-from st_contrastive.training.mlm_pretraining import pretrain_masked_lm
-
-# Shared corpora by name (see ../shared/data/SOURCES.md).
-NAMED_CORPORA = {
-    "wiki": ["corpus/docs.jsonl.gz"],
-    "books": ["corpus/books.jsonl.gz"],
-    "both": ["corpus/docs.jsonl.gz", "corpus/books.jsonl.gz"],
-}
+from st_contrastive.data import load_corpus
+from st_contrastive.pretraining import pretrain_masked_lm
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,16 +73,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def read_corpus(corpus: str, text_field: str = "text", max_documents: int | None = None) -> Dataset:
-    """Documents (a ``text`` column) of a named shared corpus or of a file / dataset path."""
-    sources = [data_file(name) for name in NAMED_CORPORA[corpus]] if corpus in NAMED_CORPORA else [corpus]
-    parts = [
-        load_documents(source, text_field=text_field, limit=max_documents).select_columns(["text"])
-        for source in sources
-    ]
-    return concatenate_datasets(parts)
-
-
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
@@ -102,7 +83,7 @@ def main(argv: list[str] | None = None) -> dict:
         from transformers import AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
-    documents = read_corpus(args.corpus, args.text_field, args.max_documents)
+    documents = load_corpus(args.corpus, args.text_field, limit=args.max_documents)
     results = pretrain_masked_lm(
         documents,
         args.output,

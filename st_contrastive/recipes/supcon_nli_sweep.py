@@ -2,8 +2,8 @@
 
     st-contrastive supcon-sweep --model PATH_OR_HUB_ID [--weights 0 0.1 0.3 0.5 1.0] [--candidates 3p3n allpalln]
 
-Every variant starts from the same base with the same seed, data and settings; options not listed here are passed
-on to `st-contrastive supcon`. λ=0 is the CE-only baseline and runs once. A variant whose `results.json` already
+Every variant starts from the same base with the same seed, data and settings; options not listed here are
+`st-contrastive supcon` options and apply to every variant. λ=0 is the CE-only baseline and runs once. A variant whose `results.json` already
 exists in the output folder is read back, not retrained (`--rerun` retrains), and evaluated on any of `--eval-tasks`
 it lacks: an interrupted sweep resumes, several sweeps over disjoint `--weights` share one folder, and transfer can
 be added to a finished STS-only sweep. Writes <output>/sweep.json, sweep.md and sweep.png.
@@ -14,13 +14,14 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from sentence_transformers import SentenceTransformer
 
-from st_contrastive.evaluation.report import averages, evaluate_model, expand_tasks, main_score
-from st_contrastive.models.default_model import default_model
-from st_contrastive.recipes import supcon_nli
+from st_contrastive.default_model import default_model
+from st_contrastive.evaluation import averages, evaluate_model, expand_tasks, main_score
+from st_contrastive.recipes.supcon_nli import SupConNLIConfig, build_parser, train_supcon_nli
 
 BASELINE = "ce-only"
 
@@ -33,16 +34,16 @@ def candidates(value: str) -> tuple[str | int, str | int]:
     return tuple(part if part == "all" else int(part) for part in match.groups())
 
 
-def variants(weights: list[float], settings: list[tuple]) -> dict[str, list[str]]:
-    """Variant name -> `st-contrastive supcon` flags; λ=0 (CE only) ignores the candidates and appears once."""
+def variants(weights: list[float], settings: list[tuple]) -> dict[str, dict]:
+    """Variant name -> the `SupConNLIConfig` fields it sets; λ=0 (CE only) ignores the candidates and appears once."""
     runs = {}
     for weight in weights:
         if weight == 0:
-            runs[BASELINE] = ["--supcon-weight", "0"]
+            runs[BASELINE] = {"supcon_weight": 0.0}
             continue
         for positives, negatives in settings:
-            runs[f"{positives}p{negatives}n-lambda{weight:g}"] = [
-                "--supcon-weight", f"{weight:g}", "--positives", str(positives), "--negatives", str(negatives)]
+            runs[f"{positives}p{negatives}n-lambda{weight:g}"] = {
+                "supcon_weight": weight, "positives": positives, "negatives": negatives}
     return runs
 
 
@@ -59,7 +60,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--eval-max-rows", type=int, default=None, help="limit each evaluation task (quick checks only)")
     parser.add_argument("--skip-base", action="store_true", help="do not evaluate the untrained base")
     parser.add_argument("--rerun", action="store_true", help="retrain variants that already have results")
-    args, passthrough = parser.parse_known_args(argv)
+    args, supcon_options = parser.parse_known_args(argv)
+    swept = {"--supcon-weight", "--positives", "--negatives"} & {option.split("=")[0] for option in supcon_options}
+    if swept:
+        parser.error(f"{', '.join(sorted(swept))} are swept: use --weights and --candidates")
     output = Path(args.output)
     output.mkdir(parents=True, exist_ok=True)
     model = args.model or default_model()
@@ -70,23 +74,23 @@ def main(argv: list[str] | None = None) -> dict:
         base = json.loads(base_file.read_text()) if base_file.exists() and not args.rerun else {}
         scores["base"] = base | evaluate_missing(model, base, args.eval_tasks, args.eval_max_rows)
         base_file.write_text(json.dumps(scores["base"], indent=2))
+    base_config = replace(SupConNLIConfig.from_args(build_parser().parse_args(supcon_options)), model=model,
+                          eval_tasks=args.eval_tasks, eval_max_rows=args.eval_max_rows, skip_before=True)
     runs = variants(args.weights, args.candidates)
-    for name, flags in runs.items():
+    for name, changes in runs.items():
         results_file = output / name / "results.json"
         if results_file.exists() and not args.rerun:
             print(f"{name}: reusing {results_file}")
             add_missing_tasks(results_file, args.eval_tasks, args.eval_max_rows)
         else:
-            limit = ["--eval-max-rows", str(args.eval_max_rows)] if args.eval_max_rows else []
-            supcon_nli.main(["--model", model, "--output", str(output / name), "--eval-tasks", *args.eval_tasks,
-                             *limit, "--skip-before", *flags, *passthrough])
+            train_supcon_nli(replace(base_config, output=str(output / name), **changes))
 
     # Every finished variant in the folder goes into the table, also those of a parallel sweep.
     finished = {path.parent.name for path in output.glob("*/results.json")}
     for name in [*runs, *sorted(finished - set(runs))]:
         scores[name] = json.loads((output / name / "results.json").read_text())["after"]
     table = summarize(scores)
-    (output / "sweep.json").write_text(json.dumps({"model": model, "passthrough": passthrough, "scores": table,
+    (output / "sweep.json").write_text(json.dumps({"model": model, "supcon_options": supcon_options, "scores": table,
                                                    "results": scores}, indent=2))
     (output / "sweep.md").write_text(format_table(table) + "\n")
     plot(table, output / "sweep.png")

@@ -15,7 +15,7 @@ def data_dir() -> Path:
         if not path.is_dir():
             raise FileNotFoundError(f"{ENV_VAR}={path} is not a directory")
         return path
-    checkout = Path(__file__).resolve().parents[2]
+    checkout = Path(__file__).resolve().parents[1]
     for candidate in (checkout.parent / "shared" / "data", Path.cwd().parent / "shared" / "data"):
         if candidate.is_dir():
             return candidate

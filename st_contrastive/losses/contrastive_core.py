@@ -1,0 +1,113 @@
+"""The contrastive core every loss of the package shares: similarities, the cross-device gather, and SupCon.
+
+NT-Xent (DeCLUTR), label-based SupCon and premise-anchored SupCon (NLI) differ only in which candidates are
+positives for which anchor, so all three are :func:`supcon` over a :func:`similarity_matrix` of the local anchors
+against the :func:`gather_candidates` of every device.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from sentence_transformers.util import all_gather_with_grad
+
+Similarity = Literal["cosine", "dot"]
+
+
+def similarity_matrix(anchors: torch.Tensor, candidates: torch.Tensor, similarity: Similarity = "cosine") -> torch.Tensor:
+    """Anchor × candidate similarities in float32 (even under autocast)."""
+    anchors, candidates = anchors.float(), candidates.float()
+    if similarity == "cosine":
+        anchors, candidates = F.normalize(anchors, dim=-1), F.normalize(candidates, dim=-1)
+    elif similarity != "dot":
+        raise ValueError(f"similarity must be 'cosine' or 'dot', not {similarity!r}")
+    return anchors @ candidates.T
+
+
+@dataclass
+class Candidates:
+    """The rows local anchors are scored against: this device's rows, or every device's in rank order.
+
+    ``offset`` is the row at which this device's own rows start among them, so local row ``i`` is candidate
+    ``offset + i``.
+    """
+
+    embeddings: torch.Tensor
+    labels: torch.Tensor | None
+    offset: int
+
+    def not_self(self, num_rows: int) -> torch.Tensor:
+        """``(num_rows, candidates)`` mask that is False where local row ``i`` meets itself."""
+        mask = torch.ones(num_rows, len(self.embeddings), dtype=torch.bool, device=self.embeddings.device)
+        rows = torch.arange(num_rows, device=mask.device)
+        mask[rows, rows + self.offset] = False
+        return mask
+
+
+def gather_candidates(
+    embeddings: torch.Tensor,
+    labels: torch.Tensor | None = None,
+    *,
+    gather_across_devices: bool = False,
+    local_ids: bool = False,
+) -> Candidates:
+    """This device's ``embeddings`` (and ``labels``), or with ``gather_across_devices`` those of every rank.
+
+    The gather keeps the gradient of every rank's rows (``torch.distributed.nn.all_gather``: its backward sums
+    each row's gradient over the ranks, so with DDP's mean the gradient is that of the global loss, without the
+    1/world-size error of the reference DeCLUTR code). Ranks may hold different numbers of rows (an uneven last
+    batch): sizes are gathered first and rows padded to the largest. ``local_ids=True`` says the labels are ids
+    that mean something only within one rank's batch (pair or premise-group ids): non-negative ids are shifted by
+    their rank's ``offset`` so that they are unique across ranks; negative ids mean "none" and stay as they are.
+    """
+    if not (gather_across_devices and dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
+        return Candidates(embeddings, labels, 0)
+    size = torch.tensor([len(embeddings)], device=embeddings.device)
+    sizes = [torch.zeros_like(size) for _ in range(dist.get_world_size())]
+    dist.all_gather(sizes, size)
+    sizes = [int(s) for s in sizes]
+    offsets = [sum(sizes[:rank]) for rank in range(len(sizes))]
+    longest = max(sizes)
+
+    def gather(tensor: torch.Tensor, with_grad: bool) -> torch.Tensor:
+        padded = F.pad(tensor, (0, 0) * (tensor.dim() - 1) + (0, longest - len(tensor)))
+        if with_grad:
+            blocks = all_gather_with_grad(padded).split(longest)
+        else:
+            blocks = [torch.empty_like(padded) for _ in sizes]
+            dist.all_gather(blocks, padded.contiguous())
+        return torch.cat([block[:n] for block, n in zip(blocks, sizes)])
+
+    gathered_labels = None
+    if labels is not None:
+        gathered_labels = gather(labels, with_grad=False)
+        if local_ids:
+            shift = torch.repeat_interleave(torch.tensor(offsets, device=labels.device), torch.tensor(sizes, device=labels.device))
+            gathered_labels = torch.where(gathered_labels >= 0, gathered_labels + shift, gathered_labels)
+    return Candidates(gather(embeddings, with_grad=True), gathered_labels, offsets[dist.get_rank()])
+
+
+def supcon(
+    similarities: torch.Tensor, positive_mask: torch.Tensor, candidate_mask: torch.Tensor, temperature: float
+) -> tuple[torch.Tensor, int]:
+    """Mean over anchors of ``−1/|P(i)| Σ_{p∈P(i)} log(exp(s_ip/τ) / Σ_{a∈A(i)} exp(s_ia/τ))``.
+
+    ``positive_mask[i, j]`` marks the positives ``P(i)`` of anchor ``i``; ``candidate_mask[i, j]`` the items
+    ``A(i)`` in its denominator (positives and negatives; never the anchor itself). Anchors without a positive
+    drop out; returns the loss and how many anchors dropped out. With no anchor left the loss is a zero that
+    keeps the graph (never NaN).
+    """
+    positive_mask = positive_mask & candidate_mask
+    logits = (similarities / temperature).masked_fill(~candidate_mask, float("-inf"))
+    log_prob = logits - torch.logsumexp(logits, dim=1, keepdim=True)
+    num_positives = positive_mask.sum(dim=1)
+    has_positive = num_positives > 0
+    dropped = int((~has_positive).sum())
+    if not has_positive.any():
+        return similarities.sum() * 0.0, dropped
+    per_anchor = log_prob.masked_fill(~positive_mask, 0.0).sum(dim=1)[has_positive] / num_positives[has_positive]
+    return -per_anchor.mean(), dropped

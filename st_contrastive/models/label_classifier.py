@@ -1,0 +1,43 @@
+"""A softmax classifier over sentence embeddings, with ``predict`` and ``predict_proba`` (SCALe's CE head)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+import torch
+from torch import nn
+
+from st_contrastive.models.head import Head
+
+
+class LabelClassifier(Head):
+    """Linear layer + softmax from a sentence embedding to one of ``labels``.
+
+    ``labels`` are the class names in id order (an int ``n`` names them ``0 … n−1``). ``forward`` gives logits
+    for a loss; :meth:`predict_proba` and :meth:`predict` take embeddings (a tensor or ``model.encode`` output),
+    so a pool encoded once can be scored by several heads.
+    """
+
+    config_keys: ClassVar[list[str]] = ["embedding_dimension", "labels"]
+
+    def __init__(self, embedding_dimension: int, labels: list[str] | int) -> None:
+        super().__init__()
+        self.embedding_dimension = embedding_dimension
+        self.labels = [str(i) for i in range(labels)] if isinstance(labels, int) else list(labels)
+        if len(self.labels) < 2:
+            raise ValueError(f"a classifier needs at least two labels, got {self.labels}")
+        self.linear = nn.Linear(embedding_dimension, len(self.labels))
+
+    def forward(self, embeddings: torch.Tensor) -> torch.Tensor:
+        return self.linear(embeddings.to(self.linear.weight.dtype))
+
+    @torch.no_grad()
+    def predict_proba(self, embeddings: torch.Tensor | np.ndarray) -> np.ndarray:
+        """Class probabilities, ``(rows, len(labels))``."""
+        embeddings = torch.as_tensor(embeddings, device=self.linear.weight.device)
+        return self(embeddings).float().softmax(dim=-1).cpu().numpy()
+
+    def predict(self, embeddings: torch.Tensor | np.ndarray) -> list[str]:
+        """The most probable label name per row."""
+        return [self.labels[i] for i in self.predict_proba(embeddings).argmax(axis=1)]

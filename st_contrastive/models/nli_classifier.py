@@ -1,0 +1,61 @@
+"""The SBERT NLI head: a softmax classifier over ``(u, v, |u−v|)`` of a premise and a hypothesis embedding."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import torch
+from sentence_transformers import SentenceTransformer
+from torch import nn
+
+from st_contrastive.models.head import Head
+
+NLI_LABELS = ("entailment", "neutral", "contradiction")  # SNLI/MultiNLI label ids 0, 1, 2
+
+
+class NLIClassifier(Head):
+    """One linear layer + softmax over ``(u, v, |u−v|)``: the classifier of sentence-transformers' ``SoftmaxLoss``.
+
+    ``labels`` are the class names in id order (SNLI's by default). Saved as a folder with ``config.json`` and
+    ``model.safetensors`` (:meth:`save`, :meth:`load`), so a trained head can label new pairs with the encoder.
+    """
+
+    config_keys: ClassVar[list[str]] = ["embedding_dimension", "labels"]
+
+    def __init__(self, embedding_dimension: int, labels: Sequence[str] = NLI_LABELS) -> None:
+        super().__init__()
+        self.embedding_dimension = embedding_dimension
+        self.labels = list(labels)
+        self.linear = nn.Linear(3 * embedding_dimension, len(self.labels))
+
+    def forward(self, premises: torch.Tensor, hypotheses: torch.Tensor) -> torch.Tensor:
+        features = torch.cat([premises, hypotheses, (premises - hypotheses).abs()], dim=1)
+        return self.linear(features.to(self.linear.weight.dtype))
+
+    @torch.no_grad()
+    def predict_proba(self, premises: torch.Tensor | np.ndarray, hypotheses: torch.Tensor | np.ndarray) -> np.ndarray:
+        """Label probabilities per (premise, hypothesis) embedding pair, ``(pairs, len(labels))``."""
+        device = self.linear.weight.device
+        logits = self(torch.as_tensor(premises, device=device), torch.as_tensor(hypotheses, device=device))
+        return logits.float().softmax(dim=-1).cpu().numpy()
+
+    def predict(self, premises: torch.Tensor | np.ndarray, hypotheses: torch.Tensor | np.ndarray) -> list[str]:
+        """The most probable label name per pair."""
+        return [self.labels[i] for i in self.predict_proba(premises, hypotheses).argmax(axis=1)]
+
+
+def load_nli_classifier(path: str | Path) -> NLIClassifier:
+    """The head saved by ``NLIClassifier.save`` (or ``NLISupConLoss.save_classifier``): a folder or a Hub id."""
+    return NLIClassifier.load(str(path))
+
+
+def predict_nli(
+    model: SentenceTransformer, classifier: NLIClassifier, premises: Sequence[str], hypotheses: Sequence[str]
+) -> list[str]:
+    """NLI labels of sentence pairs, from the encoder's embeddings and a trained head."""
+    u = model.encode(list(premises), convert_to_tensor=True)
+    v = model.encode(list(hypotheses), convert_to_tensor=True)
+    return classifier.predict(u, v)

@@ -1,0 +1,88 @@
+"""Results as a person reads them: tables, JSON next to the checkpoint, and curves as PNG."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from st_contrastive.evaluation.tasks import averages, main_score
+
+
+def plot_training_curves(log_history: list[dict], path: str | Path, title: str = "") -> Path | None:
+    """Plot every logged loss term (``loss`` and components such as ``contrastive``, ``mlm``) per step."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [row for row in log_history if "loss" in row and "step" in row]
+    if not rows:
+        return None
+    terms = [key for key in rows[0] if key not in {"step", "epoch", "learning_rate", "grad_norm"}]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for term in terms:
+        points = [(row["step"], float(row[term])) for row in rows if term in row]
+        ax.plot(*zip(*points), label=term)
+    ax.set_xlabel("step")
+    ax.set_ylabel("training loss")
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return Path(path)
+
+
+def write_run_results(output: str | Path, results: dict, log_history: list[dict]) -> Path:
+    """Write a training run's ``results.json`` and ``training_curves.png`` into its checkpoint folder."""
+    output = Path(output)
+    path = output / "results.json"
+    path.write_text(json.dumps(results, indent=2, default=str))
+    plot_training_curves(log_history, output / "training_curves.png", title=output.name)
+    return path
+
+
+def format_results_table(results: dict[str, dict]) -> str:
+    """One row per task (score, MRPC F1, validation accuracy, chosen C, size, seconds), then the averages."""
+    header = f"{'task':<11}{'metric':<10}{'score':>7}{'F1':>7}{'dev':>7}{'C':>7}{'n':>16}{'sec':>8}"
+    rule = "-" * len(header)
+    lines = [header, rule]
+    for name, r in results.items():
+        if "spearman" in r:
+            lines.append(f"{name:<11}{'spearman':<10}{r['spearman']:>7.2f}{'':>21}{r['n']:>16}{r['seconds']:>8.1f}")
+            continue
+        f1 = f"{r['f1']:.2f}" if "f1" in r else ""
+        C = np.median(r["C"]) if isinstance(r["C"], list) else r["C"]  # nested CV picks C per fold: show the median
+        size = str(r["n"]) if "n" in r else "/".join(str(r[k]) for k in ("n_train", "n_dev", "n_test") if k in r)
+        lines.append(
+            f"{name:<11}{'accuracy':<10}{r['accuracy']:>7.2f}{f1:>7}{r['dev_accuracy']:>7.2f}{C:>7.3g}{size:>16}"
+            f"{r['seconds']:>8.1f}"
+        )
+    lines.append(rule)
+    for group, value in averages(results).items():
+        lines.append(f"{group + ' avg':<21}{value:>7.2f}")
+    return "\n".join(lines)
+
+
+def write_results_json(results: dict[str, dict], path: str | Path, **metadata) -> Path:
+    """Write ``{"results": ..., "averages": ..., **metadata}`` (e.g. model, tasks, settings) to ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"results": results, "averages": averages(results), **metadata}
+    path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def format_comparison(before: dict[str, dict], after: dict[str, dict]) -> str:
+    """Before/after table of the main score of each task (x 100), with the averages and the change."""
+    header = f"{'task':<14}{'before':>9}{'after':>9}{'change':>9}"
+    lines = [header, "-" * len(header)]
+    rows = [(name, main_score(before[name]) if name in before else None, main_score(r)) for name, r in after.items()]
+    rows += [(f"{group} avg", averages(before).get(group), value) for group, value in averages(after).items()]
+    for name, old, new in rows:
+        old_text = f"{old:>9.2f}" if old is not None else f"{'':>9}"
+        change = f"{new - old:>+9.2f}" if old is not None else ""
+        lines.append(f"{name:<14}{old_text}{new:>9.2f}{change}")
+    return "\n".join(lines)

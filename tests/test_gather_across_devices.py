@@ -1,0 +1,77 @@
+"""The one cross-device gather, on a real 2-process gloo group with uneven batches: every contrastive loss gives
+the loss and gradients of the whole batch in one process."""
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from st_contrastive.losses import nt_xent
+from st_contrastive.losses.contrastive_core import gather_candidates, similarity_matrix, supcon
+
+SIZES = (3, 2)  # rows per rank: uneven, like a last batch
+DIM = 6
+
+
+def _pairs(seed: int):
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(sum(SIZES), DIM, generator=generator), torch.randn(sum(SIZES), DIM, generator=generator)
+
+
+def _labels():
+    return torch.tensor([0, 1, 0, 1, 1])
+
+
+def _label_supcon(embeddings, labels, gather):
+    candidates = gather_candidates(embeddings, labels, gather_across_devices=gather)
+    positives = labels[:, None] == candidates.labels[None, :]
+    loss, _ = supcon(similarity_matrix(embeddings, candidates.embeddings), positives,
+                     candidates.not_self(len(embeddings)), 0.5)
+    return loss
+
+
+def _on_rank(rank, init_file, results):
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=len(SIZES))
+    start, end = sum(SIZES[:rank]), sum(SIZES[: rank + 1])
+    anchors, positives = (t[start:end].clone().requires_grad_() for t in _pairs(0))
+    # Each rank scales its mean by its share of the rows, so the ranks' sum is the global mean.
+    (nt_xent(anchors, positives, 0.1, gather_across_devices=True) * len(anchors)).backward()
+    embeddings = _pairs(1)[0][start:end].clone().requires_grad_()
+    label_loss = _label_supcon(embeddings, _labels()[start:end], gather=True)
+    (label_loss * len(embeddings)).backward()
+    ids = [torch.tensor([0, -1, 1]), torch.tensor([-1, 0])][rank]  # -1: "no id", as NLISupCon's non-entailed rows
+    candidates = gather_candidates(torch.zeros(len(ids), 1), ids, gather_across_devices=True, local_ids=True)
+    results[rank] = {
+        "anchor_grad": anchors.grad, "positive_grad": positives.grad, "embedding_grad": embeddings.grad,
+        "offset": candidates.offset, "ids": candidates.labels.tolist(),
+    }
+    dist.destroy_process_group()
+
+
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory):
+    results = mp.Manager().dict()
+    mp.spawn(_on_rank, args=(str(tmp_path_factory.mktemp("gloo") / "init"), results), nprocs=len(SIZES), join=True)
+    return dict(results)
+
+
+def test_offsets_and_local_ids_are_global(two_ranks):
+    assert [two_ranks[r]["offset"] for r in range(2)] == [0, 3]
+    # Rank 1's id 0 moves past rank 0's rows; "no id" stays -1.
+    assert two_ranks[0]["ids"] == two_ranks[1]["ids"] == [0, -1, 1, -1, 3]
+
+
+def test_nt_xent_gradients_equal_one_process_over_the_whole_batch(two_ranks):
+    anchors, positives = (t.clone().requires_grad_() for t in _pairs(0))
+    (nt_xent(anchors, positives, 0.1) * len(anchors)).backward()
+    gathered = torch.cat([two_ranks[r]["anchor_grad"] for r in range(2)])
+    torch.testing.assert_close(gathered, anchors.grad, atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(torch.cat([two_ranks[r]["positive_grad"] for r in range(2)]), positives.grad,
+                               atol=1e-5, rtol=1e-4)
+
+
+def test_label_supcon_gradients_equal_one_process_over_the_whole_batch(two_ranks):
+    embeddings = _pairs(1)[0].clone().requires_grad_()
+    (_label_supcon(embeddings, _labels(), gather=False) * len(embeddings)).backward()
+    torch.testing.assert_close(torch.cat([two_ranks[r]["embedding_grad"] for r in range(2)]), embeddings.grad,
+                               atol=1e-5, rtol=1e-4)
