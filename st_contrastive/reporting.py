@@ -35,13 +35,17 @@ def plot_training_curves(log_history: list[dict], path: str | Path, title: str =
     return Path(path)
 
 
-def write_run_results(output: str | Path, results: dict, log_history: list[dict]) -> Path:
-    """Write a training run's ``results.json`` and ``training_curves.png`` into its checkpoint folder."""
+def write_run_results(output: str | Path, results: dict, run) -> dict:
+    """Write a training run's ``results.json`` and ``training_curves.png`` into its checkpoint folder, and print
+    the before/after table and where everything went. ``run`` is the :class:`~st_contrastive.training.TrainResult`."""
     output = Path(output)
     path = output / "results.json"
     path.write_text(json.dumps(results, indent=2, default=str))
-    plot_training_curves(log_history, output / "training_curves.png", title=output.name)
-    return path
+    plot_training_curves(run.log_history, output / "training_curves.png", title=output.name)
+    if results.get("after"):
+        print(format_comparison(results.get("before", {}), results["after"]))
+    print(f"Saved {output} ({run.steps} steps in {run.seconds / 60:.1f} min); results in {path}")
+    return results
 
 
 def format_results_table(results: dict[str, dict]) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import logging
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -17,14 +17,14 @@ from st_contrastive.data import DeCLUTRDataCollator, SpanSampler, load_corpus, p
 from st_contrastive.default_model import default_model
 from st_contrastive.evaluation import evaluate_model, sts_evaluator
 from st_contrastive.losses import DeCLUTRLoss
-from st_contrastive.reporting import format_comparison, write_run_results
-from st_contrastive.training import TrainSettings, add_training_arguments, train
+from st_contrastive.reporting import write_run_results
+from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments, train
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass
-class DeCLUTRConfig:
+class DeCLUTRConfig(RecipeConfig):
     """One DeCLUTR run: model and data, span sampling (§3.2), objective, evaluation and optimisation (§4)."""
 
     model: str | None = None  # None: all-MiniLM-L6-v2 from the default-model extra
@@ -50,11 +50,6 @@ class DeCLUTRConfig:
     training: TrainSettings = field(
         default_factory=lambda: TrainSettings(batch_size=16, learning_rate=5e-5, weight_decay=0.1, save_steps=500)
     )
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> DeCLUTRConfig:
-        values = {f.name: getattr(args, f.name) for f in fields(cls) if f.name != "training"}
-        return cls(**values, training=TrainSettings.from_args(args))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -161,11 +156,7 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
         "before": before,
         "after": after,
     }
-    path = write_run_results(output, results, run.log_history)
-    if before:
-        print(format_comparison(before, after))
-    print(f"Saved {output} ({run.steps} steps in {run.seconds / 60:.1f} min); results in {path}")
-    return results
+    return write_run_results(output, results, run)
 
 
 def main(argv: list[str] | None = None) -> dict:

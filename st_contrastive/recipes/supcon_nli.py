@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -18,14 +18,14 @@ from st_contrastive.data import PremiseGroupBatchSampler, load_nli
 from st_contrastive.default_model import default_model
 from st_contrastive.evaluation import averages, evaluate_model, sts_evaluator
 from st_contrastive.losses import NLISupConLoss
-from st_contrastive.reporting import format_comparison, write_run_results
-from st_contrastive.training import TrainSettings, add_training_arguments, train
+from st_contrastive.reporting import write_run_results
+from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments, train
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass
-class SupConNLIConfig:
+class SupConNLIConfig(RecipeConfig):
     """One SupCon + CE run on NLI; the defaults are the paper's (mean pooling, batch 64, one epoch, lr 2e-5)."""
 
     model: str | None = None  # None: all-MiniLM-L6-v2 from the default-model extra
@@ -46,11 +46,6 @@ class SupConNLIConfig:
     training: TrainSettings = field(
         default_factory=lambda: TrainSettings(batch_size=64, learning_rate=2e-5, weight_decay=0.01, save_steps=0)
     )
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> SupConNLIConfig:
-        values = {f.name: getattr(args, f.name) for f in fields(cls) if f.name != "training"}
-        return cls(**values, training=TrainSettings.from_args(args))
 
 
 def count(value: str) -> str | int:
@@ -130,11 +125,7 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
         "after": after,
         "after_averages": averages(after) if after else {},
     }
-    path = write_run_results(output, results, run.log_history)
-    if after:
-        print(format_comparison(before, after))
-    print(f"Saved {output} ({run.steps} steps, {run.seconds / 60:.1f} min); results in {path}")
-    return results
+    return write_run_results(output, results, run)
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -72,6 +72,17 @@ class TrainSettings:
         )
 
 
+class RecipeConfig:
+    """Base of the recipes' config dataclasses: fields named as their command-line options, plus ``training``."""
+
+    training: TrainSettings
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace):
+        values = {f.name: getattr(args, f.name) for f in fields(cls) if f.name != "training"}
+        return cls(**values, training=TrainSettings.from_args(args))
+
+
 @dataclass
 class TrainResult:
     """What a recipe writes about a finished training run."""
