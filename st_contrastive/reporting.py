@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from st_contrastive.evaluation.tasks import averages, main_score
+from st_contrastive.evaluation.protocol import averages, main_score
 
 
 def plot_training_curves(log_history: list[dict], path: str | Path, title: str = "") -> Path | None:

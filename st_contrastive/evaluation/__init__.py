@@ -1,12 +1,34 @@
 """STS and SentEval-style transfer evaluation: by task name, or as sentence-transformers evaluators."""
 
-from st_contrastive.evaluation.embedding_cache import EmbeddingCache
-from st_contrastive.evaluation.evaluators import TransferEvaluator
-from st_contrastive.evaluation.sts import load_sts, sts_evaluator, sts_spearman
-from st_contrastive.evaluation.tasks import VALID_TASKS, averages, evaluate_model, expand_tasks, main_score
-from st_contrastive.evaluation.transfer import TRANSFER_TASKS, TransferProtocol, evaluate_transfer, load_transfer
+from typing import TYPE_CHECKING
+
+from st_contrastive.evaluation.protocol import (
+    SHORTCUTS,
+    TRANSFER_TASKS,
+    VALID_TASKS,
+    TransferProtocol,
+    averages,
+    expand_tasks,
+    main_score,
+)
+from st_contrastive.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from st_contrastive.evaluation.embedding_cache import EmbeddingCache
+    from st_contrastive.evaluation.evaluators import TransferEvaluator
+    from st_contrastive.evaluation.sts import load_sts, sts_evaluator, sts_spearman
+    from st_contrastive.evaluation.tasks import evaluate_model
+    from st_contrastive.evaluation.transfer import evaluate_transfer, load_transfer
+
+# Task names are checked before anything heavy loads; the evaluation itself imports torch and scikit-learn.
+__getattr__ = lazy_exports(__name__, {
+    "EmbeddingCache": "embedding_cache", "TransferEvaluator": "evaluators", "load_sts": "sts",
+    "sts_evaluator": "sts", "sts_spearman": "sts", "evaluate_model": "tasks",
+    "evaluate_transfer": "transfer", "load_transfer": "transfer",
+})
 
 __all__ = [
+    "SHORTCUTS",
     "TRANSFER_TASKS",
     "VALID_TASKS",
     "EmbeddingCache",

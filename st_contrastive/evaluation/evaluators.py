@@ -14,8 +14,9 @@ import os
 from sentence_transformers.base.evaluation import BaseEvaluator
 
 from st_contrastive.evaluation.embedding_cache import EmbeddingCache
+from st_contrastive.evaluation.protocol import SENTEVAL, TransferProtocol
 from st_contrastive.evaluation.sts import sts_evaluator
-from st_contrastive.evaluation.transfer import SENTEVAL, TransferProtocol, load_transfer, transfer_scores
+from st_contrastive.evaluation.transfer import load_transfer, transfer_scores
 
 __all__ = ["TransferEvaluator", "sts_evaluator"]
 

@@ -15,13 +15,8 @@ from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimil
 
 from st_contrastive.data_dir import data_file
 from st_contrastive.evaluation.embedding_cache import EmbeddingCache
+from st_contrastive.evaluation.protocol import SHARED_STS, SPLITS
 
-# task -> (shared file pattern, score column, display name used for evaluator names)
-SHARED_STS = {
-    "stsb": ("sts/stsb_{split}.tsv", "score", "sts-b"),
-    "sick": ("sts/sick_{split}.tsv", "relatedness", "sick-r"),
-}
-SPLITS = ("train", "dev", "test")
 # Score column names used by Hub copies of STS-B / SICK-R, tried in this order.
 SCORE_COLUMNS = ("score", "relatedness", "relatedness_score", "similarity_score", "label")
 

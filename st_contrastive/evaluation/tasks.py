@@ -1,4 +1,4 @@
-"""Evaluation tasks by name, and ``evaluate_model``, which runs any mix of them on one model.
+"""``evaluate_model``: any mix of the evaluation tasks on one model.
 
 Task names: ``stsb-{train,dev,test}``, ``sick-{train,dev,test}``, ``mr``, ``cr``, ``subj``, ``mpqa``, ``sst2``,
 ``sst5``, ``trec``, ``mrpc``; shortcuts ``sts`` (= stsb-test, sick-test) and ``transfer`` (the 8 transfer tasks).
@@ -10,30 +10,12 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-import numpy as np
 from tqdm.auto import tqdm
 
 from st_contrastive.evaluation.embedding_cache import EmbeddingCache
-from st_contrastive.evaluation.sts import SHARED_STS, SPLITS, load_sts, sts_spearman
-from st_contrastive.evaluation.transfer import SENTEVAL, TRANSFER_TASKS, TransferProtocol, evaluate_transfer
-
-STS_TASKS = tuple(f"{task}-{split}" for task in SHARED_STS for split in SPLITS)
-SHORTCUTS = {"sts": ("stsb-test", "sick-test"), "transfer": TRANSFER_TASKS}
-VALID_TASKS = STS_TASKS + TRANSFER_TASKS
-
-
-def expand_tasks(tasks: str | Iterable[str]) -> list[str]:
-    """Task names with shortcuts expanded and duplicates removed, in the order given."""
-    tasks = [tasks] if isinstance(tasks, str) else list(tasks)
-    unknown = [t for t in tasks if t not in VALID_TASKS and t not in SHORTCUTS]
-    if unknown:
-        shortcuts = ", ".join(f"{name} = {' + '.join(members)}" for name, members in SHORTCUTS.items())
-        raise ValueError(
-            f"Unknown task(s) {', '.join(map(repr, unknown))}. Valid tasks: {', '.join(VALID_TASKS)}; "
-            f"shortcuts: {shortcuts}"
-        )
-    expanded = [name for task in tasks for name in SHORTCUTS.get(task, (task,))]
-    return list(dict.fromkeys(expanded))
+from st_contrastive.evaluation.protocol import SENTEVAL, STS_TASKS, TransferProtocol, expand_tasks
+from st_contrastive.evaluation.sts import load_sts, sts_spearman
+from st_contrastive.evaluation.transfer import evaluate_transfer
 
 
 def evaluate_model(
@@ -66,17 +48,3 @@ def evaluate_model(
         result["seconds"] = round(time.perf_counter() - start, 2)
         results[name] = result
     return results
-
-
-def averages(results: dict[str, dict]) -> dict[str, float]:
-    """Mean STS Spearman and mean transfer accuracy over the tasks present (MRPC counts with its accuracy)."""
-    groups = {
-        "sts": [r["spearman"] for name, r in results.items() if name in STS_TASKS],
-        "transfer": [r["accuracy"] for name, r in results.items() if name in TRANSFER_TASKS],
-    }
-    return {group: float(np.mean(scores)) for group, scores in groups.items() if scores}
-
-
-def main_score(metrics: dict) -> float:
-    """The headline score of one task's metrics: Spearman for STS, accuracy for transfer (x 100)."""
-    return metrics["spearman"] if "spearman" in metrics else metrics["accuracy"]

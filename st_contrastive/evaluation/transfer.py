@@ -33,13 +33,11 @@ from sklearn.preprocessing import StandardScaler
 from st_contrastive.data_dir import data_file
 from st_contrastive.evaluation.embedding_cache import EmbeddingCache
 from st_contrastive.evaluation.logistic_regression import LogisticRegressions, fit_logistic_regressions
+from st_contrastive.evaluation.protocol import MRPC_FEATURES, SEED, SENTEVAL, TRANSFER_TASKS, TransferProtocol
 
-TRANSFER_TASKS = ("mr", "cr", "subj", "mpqa", "sst2", "sst5", "trec", "mrpc")
 CV_TASKS = ("mr", "cr", "subj", "mpqa")
-SEED = 1111  # SentEval's seed for fold shuffling
 NESTED_CV_GRID = tuple(2.0**k for k in range(-2, 4))
 KFOLD_GRID = tuple(2.0**k for k in range(-1, 6))
-MRPC_FEATURES = ("senteval", "full")
 
 # task -> (columns it must have, splits it must have; () = no fixed split)
 _LAYOUT = {
@@ -215,24 +213,6 @@ def train_test(X_train, y_train, X_test, y_test, grid=KFOLD_GRID, folds: int = 1
         "unconverged": selection.unconverged,
         "predictions": predictions,
     }
-
-
-@dataclass(frozen=True)
-class TransferProtocol:
-    """How a transfer task is validated; the defaults are SentEval's.
-
-    ``folds``: CV folds (outer folds for MR/CR/SUBJ/MPQA, C-selection folds for TREC/MRPC); ``inner_folds``
-    (default: ``folds``) picks C inside each outer fold; ``mrpc_features``: ``"senteval"`` or ``"full"`` (see
-    :func:`pair_features`); ``seed`` shuffles the folds and draws ``max_rows`` subsets.
-    """
-
-    folds: int = 10
-    inner_folds: int | None = None
-    mrpc_features: str = "senteval"
-    seed: int = SEED
-
-
-SENTEVAL = TransferProtocol()
 
 
 def evaluate_transfer(

@@ -9,16 +9,12 @@ import argparse
 import logging
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
-from sentence_transformers import SentenceTransformer
+from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
 
-from st_contrastive.data import DeCLUTRDataCollator, SpanSampler, load_corpus, prepare_declutr_dataset
-from st_contrastive.default_model import default_model
-from st_contrastive.evaluation import evaluate_model, sts_evaluator
-from st_contrastive.losses import DeCLUTRLoss
-from st_contrastive.reporting import write_run_results
-from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments, train
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 logger = logging.getLogger(__name__)
 
@@ -111,6 +107,17 @@ def model_name(model: SentenceTransformer) -> str:
 
 def train_declutr(config: DeCLUTRConfig) -> dict:
     """Build the spans and the loss, train, evaluate before and after, and write the run; returns its results."""
+    # Imported here, not at the top: the parser above must build without torch (instant --help).
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from st_contrastive.data import DeCLUTRDataCollator, SpanSampler, load_corpus, prepare_declutr_dataset
+    from st_contrastive.default_model import default_model
+    from st_contrastive.evaluation import evaluate_model, sts_evaluator
+    from st_contrastive.losses import DeCLUTRLoss
+    from st_contrastive.reporting import write_run_results
+    from st_contrastive.training import train
+
     torch.manual_seed(config.training.seed)
     model = SentenceTransformer(config.model or default_model())
     output = Path(config.output or Path("runs") / (config.name or model_name(model)))

@@ -13,9 +13,6 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from sentence_transformers import SentenceTransformer
-
-from st_contrastive.evaluation import averages, evaluate_model, main_score
 from st_contrastive.recipes.declutr import DeCLUTRConfig, build_parser, train_declutr
 
 VARIANTS = {
@@ -33,6 +30,11 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--eval-tasks", nargs="*", default=["stsb-test", "sick-test"], help="tasks to compare")
     args, declutr_options = parser.parse_known_args(argv)
     base = DeCLUTRConfig.from_args(build_parser().parse_args(declutr_options))
+    # Imported here, not at the top: the parsers must build without torch (instant --help).
+    from sentence_transformers import SentenceTransformer
+
+    from st_contrastive.evaluation import averages, evaluate_model, main_score
+
     base = replace(base, model=args.model, eval_tasks=args.eval_tasks)
     output = Path(args.output)
     output.mkdir(parents=True, exist_ok=True)

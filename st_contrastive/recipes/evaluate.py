@@ -7,12 +7,14 @@ import os
 import time
 from pathlib import Path
 
-import torch
-from sentence_transformers import SentenceTransformer
-
-from st_contrastive.evaluation.tasks import SHORTCUTS, VALID_TASKS, evaluate_model, expand_tasks
-from st_contrastive.evaluation.transfer import MRPC_FEATURES, SEED, TransferProtocol
-from st_contrastive.reporting import format_results_table, write_results_json
+from st_contrastive.evaluation.protocol import (
+    MRPC_FEATURES,
+    SEED,
+    SHORTCUTS,
+    VALID_TASKS,
+    TransferProtocol,
+    expand_tasks,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -98,6 +100,13 @@ def default_output(model: str) -> Path:
 def main(argv: list[str] | None = None) -> dict[str, dict]:
     args = build_parser().parse_args(argv)
     tasks = expand_tasks(args.tasks)  # fail on a bad task name before loading a model
+    # Imported here, not at the top: the parser above must build without torch (instant --help).
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from st_contrastive.evaluation import evaluate_model
+    from st_contrastive.reporting import format_results_table, write_results_json
+
 
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     if args.num_threads:

@@ -10,11 +10,6 @@ from __future__ import annotations
 import argparse
 import logging
 
-import torch
-
-from st_contrastive.data import load_corpus
-from st_contrastive.pretraining import pretrain_masked_lm
-
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -75,6 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
+    # Imported here, not at the top: the parser above must build without torch (instant --help).
+    import torch
+
+    from st_contrastive.data import load_corpus
+    from st_contrastive.pretraining import pretrain_masked_lm
+
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     if args.num_threads:
         torch.set_num_threads(args.num_threads)

@@ -11,15 +11,7 @@ import logging
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-import torch
-from sentence_transformers import SentenceTransformer
-
-from st_contrastive.data import PremiseGroupBatchSampler, load_nli
-from st_contrastive.default_model import default_model
-from st_contrastive.evaluation import averages, evaluate_model, sts_evaluator
-from st_contrastive.losses import NLISupConLoss
-from st_contrastive.reporting import write_run_results
-from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments, train
+from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +87,17 @@ def run_name(config) -> str:
 
 def train_supcon_nli(config: SupConNLIConfig) -> dict:
     """Read the pairs, build the loss, train, evaluate before and after, and write the run; returns its results."""
+    # Imported here, not at the top: the parser above must build without torch (instant --help).
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from st_contrastive.data import PremiseGroupBatchSampler, load_nli
+    from st_contrastive.default_model import default_model
+    from st_contrastive.evaluation import averages, evaluate_model, sts_evaluator
+    from st_contrastive.losses import NLISupConLoss
+    from st_contrastive.reporting import write_run_results
+    from st_contrastive.training import train
+
     torch.manual_seed(config.training.seed)
     model = SentenceTransformer(config.model or default_model())
     output = Path(config.output or Path("runs") / (config.name or run_name(config)))

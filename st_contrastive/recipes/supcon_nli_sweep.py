@@ -17,10 +17,8 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from sentence_transformers import SentenceTransformer
-
 from st_contrastive.default_model import default_model
-from st_contrastive.evaluation import averages, evaluate_model, expand_tasks, main_score
+from st_contrastive.evaluation import averages, expand_tasks, main_score
 from st_contrastive.recipes.supcon_nli import SupConNLIConfig, build_parser, train_supcon_nli
 
 BASELINE = "ce-only"
@@ -100,6 +98,10 @@ def main(argv: list[str] | None = None) -> dict:
 
 def evaluate_missing(model: str, done: dict[str, dict], tasks: list[str], max_rows: int | None) -> dict[str, dict]:
     """Scores of the tasks in ``tasks`` that ``done`` lacks (e.g. transfer added to a finished sweep)."""
+    from sentence_transformers import SentenceTransformer
+
+    from st_contrastive.evaluation import evaluate_model
+
     missing = [task for task in expand_tasks(tasks) if task not in done]
     return evaluate_model(SentenceTransformer(model), missing, max_rows=max_rows) if missing else {}
 

@@ -1,6 +1,17 @@
 """What sentence-transformers' trainer lacks for losses that own parameters, and the one training entry point."""
 
-from st_contrastive.training.run import RecipeConfig, TrainResult, TrainSettings, add_training_arguments, train
-from st_contrastive.training.trainer import LOSS_STATE_NAME, ContrastiveTrainer
+from typing import TYPE_CHECKING
 
-__all__ = ["LOSS_STATE_NAME", "ContrastiveTrainer", "RecipeConfig", "TrainResult", "TrainSettings", "add_training_arguments", "train"]
+from st_contrastive.lazy_exports import lazy_exports
+from st_contrastive.training.settings import RecipeConfig, TrainSettings, add_training_arguments
+
+if TYPE_CHECKING:
+    from st_contrastive.training.run import TrainResult, train
+    from st_contrastive.training.trainer import LOSS_STATE_NAME, ContrastiveTrainer
+
+# The trainer imports torch and sentence-transformers (seconds); recipes build their parsers from the settings alone.
+__getattr__ = lazy_exports(__name__, {"TrainResult": "run", "train": "run", "LOSS_STATE_NAME": "trainer",
+                                      "ContrastiveTrainer": "trainer"})
+
+__all__ = ["LOSS_STATE_NAME", "ContrastiveTrainer", "RecipeConfig", "TrainResult", "TrainSettings",
+           "add_training_arguments", "train"]

@@ -1,0 +1,70 @@
+"""The evaluation tasks by name, their shortcuts, how transfer tasks are validated (SentEval's protocol) and how
+scores are summarised.
+
+Nothing here imports torch or scikit-learn: commands check task names and list them before loading anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from statistics import mean
+
+# STS task -> (shared file pattern, score column, display name used for evaluator names)
+SHARED_STS = {
+    "stsb": ("sts/stsb_{split}.tsv", "score", "sts-b"),
+    "sick": ("sts/sick_{split}.tsv", "relatedness", "sick-r"),
+}
+SPLITS = ("train", "dev", "test")
+TRANSFER_TASKS = ("mr", "cr", "subj", "mpqa", "sst2", "sst5", "trec", "mrpc")
+STS_TASKS = tuple(f"{task}-{split}" for task in SHARED_STS for split in SPLITS)
+SHORTCUTS = {"sts": ("stsb-test", "sick-test"), "transfer": TRANSFER_TASKS}
+VALID_TASKS = STS_TASKS + TRANSFER_TASKS
+SEED = 1111  # SentEval's seed for fold shuffling
+MRPC_FEATURES = ("senteval", "full")
+
+
+def expand_tasks(tasks: str | Iterable[str]) -> list[str]:
+    """Task names with shortcuts expanded and duplicates removed, in the order given."""
+    tasks = [tasks] if isinstance(tasks, str) else list(tasks)
+    unknown = [t for t in tasks if t not in VALID_TASKS and t not in SHORTCUTS]
+    if unknown:
+        shortcuts = ", ".join(f"{name} = {' + '.join(members)}" for name, members in SHORTCUTS.items())
+        raise ValueError(
+            f"Unknown task(s) {', '.join(map(repr, unknown))}. Valid tasks: {', '.join(VALID_TASKS)}; "
+            f"shortcuts: {shortcuts}"
+        )
+    expanded = [name for task in tasks for name in SHORTCUTS.get(task, (task,))]
+    return list(dict.fromkeys(expanded))
+
+
+@dataclass(frozen=True)
+class TransferProtocol:
+    """How a transfer task is validated; the defaults are SentEval's.
+
+    ``folds``: CV folds (outer folds for MR/CR/SUBJ/MPQA, C-selection folds for TREC/MRPC); ``inner_folds``
+    (default: ``folds``) picks C inside each outer fold; ``mrpc_features``: ``"senteval"`` or ``"full"`` (see
+    :func:`pair_features`); ``seed`` shuffles the folds and draws ``max_rows`` subsets.
+    """
+
+    folds: int = 10
+    inner_folds: int | None = None
+    mrpc_features: str = "senteval"
+    seed: int = SEED
+
+
+SENTEVAL = TransferProtocol()
+
+
+def averages(results: dict[str, dict]) -> dict[str, float]:
+    """Mean STS Spearman and mean transfer accuracy over the tasks present (MRPC counts with its accuracy)."""
+    groups = {
+        "sts": [r["spearman"] for name, r in results.items() if name in STS_TASKS],
+        "transfer": [r["accuracy"] for name, r in results.items() if name in TRANSFER_TASKS],
+    }
+    return {group: float(mean(scores)) for group, scores in groups.items() if scores}
+
+
+def main_score(metrics: dict) -> float:
+    """The headline score of one task's metrics: Spearman for STS, accuracy for transfer (x 100)."""
+    return metrics["spearman"] if "spearman" in metrics else metrics["accuracy"]
