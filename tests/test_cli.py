@@ -19,6 +19,6 @@ print("HEAVY", heavy, file=sys.stderr)
 
 
 def test_every_help_builds_without_torch():
-    done = subprocess.run([sys.executable, "-c", CHECK, *COMMANDS], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", CHECK, *COMMANDS], capture_output=True, text=True, timeout=120, check=True)
     assert "HEAVY []" in done.stderr, done.stderr[-2000:]
     assert all(f"st-contrastive {name}" in done.stdout for name in COMMANDS), done.stdout[-2000:]
