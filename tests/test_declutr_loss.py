@@ -109,18 +109,33 @@ def test_training_uses_one_forward_per_input_and_returns_both_terms(tiny_model, 
     assert loss.mlm_head.masked_lm.cls.predictions.transform.dense.weight.grad is not None
 
 
-def test_eval_restores_anchors_and_equals_nt_xent_of_clean_spans(tiny_model, collator):
+def test_without_mlm_anchors_are_restored_and_nt_xent_is_of_clean_spans(tiny_model, collator):
+    loss = DeCLUTRLoss(tiny_model, temperature=0.1, mlm_weight=0)
+    batch = collator(documents(2))  # masked by the collator, but this loss trains no MLM
+    tiny_model.eval()
+    with torch.no_grad():
+        out = run_loss(loss, batch)
+        clean = tiny_model({"input_ids": unmasked(batch), "attention_mask": batch["anchor_attention_mask"]})
+        clean = clean["sentence_embedding"]
+        positives = tiny_model({k[9:]: v for k, v in batch.items() if k.startswith("positive_")})["sentence_embedding"]
+        expected = nt_xent(clean, positives.view(4, 3, -1).mean(1), 0.1)
+    assert set(out) == {"contrastive"}
+    assert out["contrastive"].item() == pytest.approx(expected.item(), abs=1e-5)
+
+
+def test_evaluation_computes_the_training_objective(tiny_model, collator):
     loss = DeCLUTRLoss(tiny_model, temperature=0.1)
     batch = collator(documents(2))
     tiny_model.eval()
     with torch.no_grad():
         out = run_loss(loss, batch)
-        clean = tiny_model({"input_ids": unmasked(batch), "attention_mask": batch["anchor_attention_mask"],
-                            "token_type_ids": batch["anchor_token_type_ids"]})["sentence_embedding"]
+        masked = tiny_model({k[7:]: v for k, v in batch.items() if k.startswith("anchor_") and "mlm" not in k})
         positives = tiny_model({k[9:]: v for k, v in batch.items() if k.startswith("positive_")})["sentence_embedding"]
-        expected = nt_xent(clean, positives.view(4, 3, -1).mean(1), 0.1)
-    assert set(out) == {"contrastive"}
+        expected = nt_xent(masked["sentence_embedding"], positives.view(4, 3, -1).mean(1), 0.1)
+        mlm = loss.mlm_head(masked["token_embeddings"], batch["anchor_mlm_labels"])
+    assert set(out) == {"contrastive", "mlm"}
     assert out["contrastive"].item() == pytest.approx(expected.item(), abs=1e-5)
+    assert out["mlm"].item() == pytest.approx(mlm.item(), abs=1e-5)
 
 
 def test_ablations(tiny_model, collator):

@@ -171,3 +171,59 @@ def test_training_falls_saves_head_and_label_accuracy_works(tmp_path, tiny_model
     accuracy = LabelAccuracyEvaluator(loader, softmax_model=loss)(tiny_model)
     by_hand = sum(classifier.labels.index(p) == r[2] for p, r in zip(expected, rows)) / len(rows)
     assert next(v for k, v in accuracy.items() if "accuracy" in k) == pytest.approx(by_hand)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("premise\thypothesis\tlabel\nA dog .\t\tentailment\n", r"pairs.tsv, row 1: no hypothesis text"),
+        ("premise\thypothesis\tlabel\nA dog .\tAn animal .\t-\nA cat .\tA pet .\t-\n",
+         r"pairs.tsv: none of its 2 rows has a gold label"),
+        ("premise\thypothesis\n", r"pairs.tsv: no rows"),
+    ],
+)
+def test_bad_nli_files_name_the_file_and_row(tmp_path, content, message):
+    path = tmp_path / "pairs.tsv"
+    path.write_text(content)
+    with pytest.raises(ValueError, match=message):
+        load_nli(str(path))
+
+
+def test_missing_and_list_labels_are_named(tmp_path):
+    path = tmp_path / "pairs.jsonl"
+    path.write_text('{"premise": "A dog .", "hypothesis": "An animal .", "label": ["entailment", "neutral"]}\n')
+    with pytest.raises(ValueError, match=r"pairs.jsonl, row 1: the label is a list"):
+        load_nli(str(path))
+    path.write_text('{"premise": "A dog .", "hypothesis": "An animal .", "label": 0}\n'
+                    '{"premise": "A cat .", "hypothesis": "A pet .", "label": null}\n')
+    with pytest.raises(ValueError, match=r"pairs.jsonl, row 2: no label"):
+        load_nli(str(path))
+
+
+def test_resume_restores_the_selection_generator_and_counters(tmp_path, tiny_mlm_dir):
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+
+    dataset = load_nli("snli-dev", max_rows=96)
+
+    def trainer(output_dir, save_steps=6):
+        torch.manual_seed(0)
+        model = SentenceTransformer(modules=[Transformer(tiny_mlm_dir, max_seq_length=64), Pooling(32)], device="cpu")
+        args = SentenceTransformerTrainingArguments(
+            output_dir=str(output_dir), per_device_train_batch_size=16, max_steps=6, learning_rate=1e-3,
+            save_steps=save_steps, report_to="none", seed=0, disable_tqdm=True, batch_sampler=PremiseGroupBatchSampler,
+        )
+        loss = NLISupConLoss(model, supcon_weight=0.5, positives=1, negatives=1, seed=3)
+        return ContrastiveTrainer(model=model, args=args, train_dataset=dataset, loss=loss)
+
+    straight = trainer(tmp_path / "straight")
+    straight.train()
+    trainer(tmp_path / "interrupted", save_steps=3).train()
+    resumed = trainer(tmp_path / "resumed")
+    resumed.train(resume_from_checkpoint=str(tmp_path / "interrupted" / "checkpoint-3"))
+    for key, value in straight.model.state_dict().items():
+        assert torch.equal(resumed.model.state_dict()[key], value), key
+    assert torch.equal(resumed.loss.classifier.linear.weight, straight.loss.classifier.linear.weight)
+    assert torch.equal(resumed.loss.generator.get_state(), straight.loss.generator.get_state())
+    assert (resumed.loss.anchors_seen, resumed.loss.anchors_without_positive) == (
+        straight.loss.anchors_seen, straight.loss.anchors_without_positive)

@@ -113,3 +113,35 @@ def test_bad_arguments():
         SpanSampler(min_length=64, max_length=32)
     with pytest.raises(ValueError, match="short_documents"):
         SpanSampler(short_documents="pad")
+
+
+def test_required_length_follows_the_anchor_gap():
+    # Three anchors of up to 32 tokens, 64 apart, need 3·32 + 2·64 = 224 tokens, more than the paper's 2·A·ℓmax = 192.
+    sampler = SpanSampler(num_anchors=3, num_positives=1, min_length=8, max_length=32, min_anchor_gap=64)
+    assert sampler.min_document_length == 224
+    rng = np.random.default_rng(0)
+    for _ in range(300):  # at exactly the required length, no draw fails
+        sampler.sample(224, rng)
+    with pytest.raises(ValueError, match="row 1 with 200 tokens, but 3 anchors of up to 32 tokens, at least 64 apart"):
+        sampler.select_documents([224, 200])
+    assert SpanSampler(num_anchors=3, max_length=32).min_document_length == 192  # default gap: the paper's length
+    with pytest.raises(ValueError, match="min_anchor_gap must be 0 or more"):
+        SpanSampler(min_anchor_gap=-1)
+
+
+def test_shrink_scales_the_gap_with_the_spans():
+    sampler = SpanSampler(num_anchors=3, num_positives=1, min_length=8, max_length=32, min_anchor_gap=64,
+                          short_documents="shrink")
+    rng = np.random.default_rng(1)
+    for num_tokens in (7, 8, 50, 100, 223):
+        _, max_length, gap = sampler.lengths_for(num_tokens)
+        assert 3 * max_length + 2 * gap <= num_tokens
+        for _ in range(50):
+            sampler.sample(num_tokens, rng)
+    assert sampler.is_too_short(6) and not sampler.is_too_short(7)  # 7 tokens still give 1-token spans
+
+
+def test_every_document_skipped_is_an_error():
+    sampler = SpanSampler(max_length=32, short_documents="skip")
+    with pytest.raises(ValueError, match="all 2 documents are too short"):
+        sampler.select_documents([10, 20])

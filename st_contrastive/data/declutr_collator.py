@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+import zlib
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -20,44 +22,67 @@ class DeCLUTRDataCollator:
     Each row needs ``token_ids`` (see :func:`st_contrastive.data.prepare_declutr_dataset`). Every call samples
     new spans, so each epoch sees different spans. The output holds two inputs the trainer hands to the loss:
     ``anchor_*`` (``N·A`` rows, masked for MLM with ``anchor_mlm_labels`` holding the original tokens) and
-    ``positive_*`` (``N·A·P`` rows, the ``P`` positives of anchor ``i`` at rows ``i·P … i·P+P−1``). The loss
-    restores the unmasked anchors whenever it is not training with MLM.
+    ``positive_*`` (``N·A·P`` rows, the ``P`` positives of anchor ``i`` at rows ``i·P … i·P+P−1``).
 
-    Randomness comes from a ``numpy.random.Generator`` seeded by ``(seed, epoch, worker id)``; the
-    trainer of this package calls :meth:`set_epoch` at every epoch.
+    The spans and masks of a batch are a pure function of ``(seed, epoch, rank, the batch's documents)``: a run
+    resumed from a checkpoint draws what the uninterrupted run drew (skipped batches are never collated), the
+    result does not depend on the number of DataLoader workers, DDP ranks draw differently, and evaluation
+    batches (:meth:`for_evaluation`) draw the same spans and masks at every evaluation without moving the
+    training draws. :class:`~st_contrastive.training.ContrastiveTrainer` calls :meth:`set_epoch` every epoch
+    (persistent DataLoader workers see it too) and :meth:`check_model` before training.
     """
 
     tokenizer: Any
     span_sampler: SpanSampler = field(default_factory=SpanSampler)
     mlm_probability: float = 0.15
     seed: int = 0
-    epoch: int = 0
+    evaluation: bool = False
     valid_label_columns: list[str] = field(default_factory=list)  # read by the trainer; documents have no labels
-    _rng_key: tuple | None = field(default=None, init=False, repr=False)
-    _rng: np.random.Generator | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        name = type(self.tokenizer).__name__
+        if self.tokenizer.pad_token_id is None:
+            raise ValueError(f"the tokenizer {name} has no pad token, so spans of different lengths cannot share a "
+                             "batch; give it one first, e.g. tokenizer.pad_token = tokenizer.eos_token")
         if self.mlm_probability > 0 and self.tokenizer.mask_token_id is None:
             raise ValueError(
-                f"the tokenizer {type(self.tokenizer).__name__} has no mask token, so MLM is impossible; "
+                f"the tokenizer {name} has no mask token, so MLM is impossible; "
                 "pass mlm_probability=0 (and mlm_weight=0 to DeCLUTRLoss) for contrastive-only training"
             )
-        self._with_token_types = "token_type_ids" in self.tokenizer.model_input_names
         self._prefix, self._suffix = special_token_template(self.tokenizer)
-
-    def set_epoch(self, epoch: int) -> None:
-        self.epoch = epoch
+        # In shared memory, so that persistent DataLoader workers see the epoch the trainer sets.
+        self._epoch = torch.zeros(1, dtype=torch.long).share_memory_()
 
     @property
-    def rng(self) -> np.random.Generator:
-        info = torch.utils.data.get_worker_info()
-        key = (self.seed, self.epoch, 0 if info is None else info.id + 1)  # 0: the main process
-        if key != self._rng_key:
-            self._rng_key, self._rng = key, np.random.default_rng(key)
-        return self._rng
+    def epoch(self) -> int:
+        return int(self._epoch[0])
+
+    def set_epoch(self, epoch: int) -> None:
+        self._epoch[0] = epoch
+
+    def for_evaluation(self) -> DeCLUTRDataCollator:
+        """The same collator for evaluation batches: fixed spans and masks, whatever the training epoch."""
+        return replace(self, evaluation=True)
+
+    def check_model(self, model) -> None:
+        """Raise now, not mid-training, when the longest span with its special tokens does not fit ``model``."""
+        limit, why = input_token_limit(model)
+        longest = self.span_sampler.max_length + len(self._prefix) + len(self._suffix)
+        if longest > limit:
+            raise ValueError(
+                f"spans of up to {self.span_sampler.max_length} tokens plus {longest - self.span_sampler.max_length} "
+                f"special tokens do not fit the model, which takes at most {limit} tokens ({why}): lower the span "
+                f"sampler's max_length (--max-length) to {limit - longest + self.span_sampler.max_length} or less"
+            )
+
+    def generator_for(self, features: list[dict[str, Any]]) -> np.random.Generator:
+        """The random generator of one batch, keyed by what is in it (see the class docstring)."""
+        documents = [zlib.crc32(np.asarray(row["token_ids"], dtype=np.int64).tobytes()) for row in features]
+        epoch = -1 if self.evaluation else self.epoch
+        return np.random.default_rng([self.seed, epoch + 1, int(os.environ.get("RANK", "0")), *documents])
 
     def __call__(self, features: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
-        rng = self.rng
+        rng = self.generator_for(features)
         anchors, positives = [], []
         for row in features:
             token_ids = row["token_ids"]
@@ -72,20 +97,30 @@ class DeCLUTRDataCollator:
 
     def _pad(self, spans: list[list[int]]) -> dict[str, torch.Tensor]:
         sequences = [self._prefix + list(span) + self._suffix for span in spans]
-        longest = max(map(len, sequences))
-        input_ids = torch.full((len(sequences), longest), self.tokenizer.pad_token_id, dtype=torch.long)
-        attention_mask = torch.zeros((len(sequences), longest), dtype=torch.long)
-        for i, sequence in enumerate(sequences):
-            input_ids[i, : len(sequence)] = torch.tensor(sequence)
-            attention_mask[i, : len(sequence)] = 1
-        padded = {"input_ids": input_ids, "attention_mask": attention_mask}
-        if self._with_token_types:
-            padded["token_type_ids"] = torch.zeros_like(input_ids)
-        return padded
+        return dict(self.tokenizer.pad({"input_ids": sequences}, return_tensors="pt"))
 
     def mask_tokens(self, input_ids: torch.Tensor, rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         generator = torch.Generator().manual_seed(int(rng.integers(2**63 - 1)))
         return mask_tokens(input_ids, self.tokenizer, self.mlm_probability, generator)
+
+
+def input_token_limit(model) -> tuple[int, str]:
+    """The most tokens one input of a SentenceTransformer may have, and why.
+
+    The smaller of the Transformer module's ``max_seq_length`` and the positions its embeddings can index:
+    RoBERTa-family models number positions from ``padding_idx + 1``, so their 514 position embeddings take 512
+    tokens.
+    """
+    transformer = model[0]
+    limits = []
+    if getattr(transformer, "max_seq_length", None):
+        limits.append((transformer.max_seq_length, f"max_seq_length {transformer.max_seq_length}"))
+    positions = getattr(getattr(transformer.auto_model, "embeddings", None), "position_embeddings", None)
+    if isinstance(positions, torch.nn.Embedding):
+        start = 0 if positions.padding_idx is None else positions.padding_idx + 1
+        why = f"{positions.num_embeddings} position embeddings" + (f", numbered from {start}" if start else "")
+        limits.append((positions.num_embeddings - start, why))
+    return min(limits) if limits else (10**9, "no limit found")
 
 
 def special_token_template(tokenizer) -> tuple[list[int], list[int]]:

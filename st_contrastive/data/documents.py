@@ -42,7 +42,9 @@ def load_documents(
             text_field = "text"
         else:
             raise ValueError(f"{path}: unknown document file type (use .jsonl, .jsonl.gz or .txt)")
-        dataset = Dataset.from_list(rows) if rows else Dataset.from_dict({text_field: []})
+        if not rows:
+            raise ValueError(f"{path}: no documents in the file")
+        dataset = Dataset.from_list(rows)
     elif path.is_dir() and (path / "state.json").exists():
         dataset = load_from_disk(str(path))
     else:
@@ -50,7 +52,9 @@ def load_documents(
     if limit is not None and len(dataset) > limit:
         dataset = dataset.select(range(limit))
     if text_field not in dataset.column_names:
-        raise ValueError(f"{source}: no {text_field!r} field; fields are {dataset.column_names}")
+        raise ValueError(f"{source}: no {text_field!r} field; fields are {dataset.column_names} (choose with --text-field)")
+    if len(dataset) == 0:
+        raise ValueError(f"{source}: no documents")
     if text_field != "text":
         if "text" in dataset.column_names:
             dataset = dataset.remove_columns("text")

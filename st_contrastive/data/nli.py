@@ -65,15 +65,21 @@ def _to_dataset(rows: list[dict], where: str, max_rows: int | None) -> Dataset:
     out = {"premise": [], "hypothesis": [], "label": []}
     no_gold = 0
     for number, row in enumerate(rows, start=1):
-        value = row[label]
-        if value in NO_GOLD:
+        place = f"{where}, row {number}"
+        value = row.get(label)
+        if not isinstance(value, (list, dict)) and value in NO_GOLD:
             no_gold += 1
             continue
+        for column in (premise, hypothesis):
+            if not isinstance(row.get(column), str) or not row[column].strip():
+                raise ValueError(f"{place}: no {column} text (got {row.get(column)!r})")
         out["premise"].append(row[premise])
         out["hypothesis"].append(row[hypothesis])
-        out["label"].append(label_id(value, f"{where}, row {number}"))
+        out["label"].append(label_id(value, place))
         if max_rows is not None and len(out["label"]) >= max_rows:
             break
+    if not out["label"]:
+        raise ValueError(f"{where}: none of its {len(rows)} rows has a gold label (SNLI marks those '-')")
     if no_gold:
         logger.warning("%s: dropped %d pairs without a gold label", where, no_gold)
     return Dataset.from_dict(out)
@@ -81,6 +87,10 @@ def _to_dataset(rows: list[dict], where: str, max_rows: int | None) -> Dataset:
 
 def label_id(value, where: str = "") -> int:
     """``entailment``/``neutral``/``contradiction`` (any case) or 0/1/2 to an id; anything else is an error."""
+    if value is None:
+        raise ValueError(f"{where}: no label")
+    if isinstance(value, (list, tuple, dict)):
+        raise ValueError(f"{where}: the label is a {type(value).__name__} ({value!r}); expected one NLI label")  # noqa: TRY004
     if isinstance(value, str) and value.strip().lower() in NLI_LABELS:
         return NLI_LABELS.index(value.strip().lower())
     if isinstance(value, (int, str)) and str(value).strip() in {"0", "1", "2"}:

@@ -56,7 +56,7 @@ class SpanSampler:
     required) always leaves room for whatever ``num_anchors`` is, and since a positive reaches at most
     ``max_length`` tokens outside its anchor, no positive ever covers a sibling anchor, so the sibling anchors
     stay true hard negatives. Pass ``min_anchor_gap=2 * max_length`` to also keep the positives of different
-    anchors apart; it needs ``(3·num_anchors − 2)·max_length`` tokens.
+    anchors apart; documents then need ``(3·num_anchors − 2)·max_length`` tokens (``min_document_length``).
 
     Documents shorter than ``min_document_length`` tokens raise an error naming them
     (``short_documents="error"``), are dropped and counted (``"skip"``), or get every length scaled down to fit
@@ -82,6 +82,8 @@ class SpanSampler:
             raise ValueError(f"need 1 <= min_length <= max_length, got {min_length} and {max_length}")
         if strategy not in ("default", "adjacent", "subsuming"):
             raise ValueError(f"strategy must be 'default', 'adjacent' or 'subsuming', not {strategy!r}")
+        if min_anchor_gap is not None and min_anchor_gap < 0:
+            raise ValueError(f"min_anchor_gap must be 0 or more tokens, not {min_anchor_gap}")
         if short_documents not in ("error", "skip", "shrink"):
             raise ValueError(f"short_documents must be 'error', 'skip' or 'shrink', not {short_documents!r}")
         self.num_anchors = num_anchors
@@ -98,39 +100,52 @@ class SpanSampler:
 
     @property
     def min_document_length(self) -> int:
-        """Tokens a document needs for sampling at full span lengths: ``2 · num_anchors · max_length``."""
-        return 2 * self.num_anchors * self.max_length
+        """Tokens a document needs at full span lengths: the paper's ``2·A·max_length``, or more when the anchors
+        and their gaps need it, ``A·max_length + (A−1)·min_anchor_gap``."""
+        anchors_and_gaps = self.num_anchors * self.max_length + (self.num_anchors - 1) * self.min_anchor_gap
+        return max(2 * self.num_anchors * self.max_length, anchors_and_gaps)
+
+    @property
+    def shortest_document(self) -> int:
+        """Tokens a document needs at all: ``min_document_length``, or with ``"shrink"`` enough for 1-token spans."""
+        if self.short_documents == "shrink":
+            return -(-self.min_document_length // self.max_length)  # ceil: the shrunk max_length is at least 1
+        return self.min_document_length
 
     def lengths_for(self, num_tokens: int) -> tuple[int, int, int]:
-        """``(min_length, max_length, min_anchor_gap)`` used for a document of ``num_tokens`` tokens."""
+        """``(min_length, max_length, min_anchor_gap)`` used for a document of ``num_tokens`` tokens.
+
+        With ``"shrink"`` a short document gets the span lengths and the gap scaled by the same factor, so its
+        anchors and gaps still fit exactly as they do in a document of ``min_document_length`` tokens.
+        """
         if num_tokens >= self.min_document_length or self.short_documents != "shrink":
             return self.min_length, self.max_length, self.min_anchor_gap
-        max_length = num_tokens // (2 * self.num_anchors)
-        gap = self.min_anchor_gap * max_length // self.max_length
+        max_length = self.max_length * num_tokens // self.min_document_length
+        gap = self.min_anchor_gap * num_tokens // self.min_document_length
         return min(self.min_length, max_length), max_length, gap
 
     def is_too_short(self, num_tokens: int) -> bool:
-        if self.short_documents == "shrink":
-            return num_tokens < 2 * self.num_anchors
-        return num_tokens < self.min_document_length
+        return num_tokens < self.shortest_document
 
     def select_documents(self, lengths: list[int], names: list[str] | None = None) -> list[int]:
         """Indices of the documents to train on; raises for short ones, or drops and counts them (``"skip"``)."""
         short = [i for i, n in enumerate(lengths) if self.is_too_short(n)]
+        requirement = (f"{self.num_anchors} anchors of up to {self.max_length} tokens, at least {self.min_anchor_gap} "
+                       f"apart, need {self.shortest_document} tokens")
         if short and self.short_documents != "skip":
             first = short[0]
             name = names[first] if names else f"row {first}"
-            need = 2 * self.num_anchors if self.short_documents == "shrink" else self.min_document_length
             raise ValueError(
                 f"{len(short)} of {len(lengths)} documents are too short for span sampling; the first is "
-                f"{name} with {lengths[first]} tokens, but {self.num_anchors} anchors of up to {self.max_length} "
-                f"tokens need {need} (2 · num_anchors · max_length). Lower max_length, or pass "
+                f"{name} with {lengths[first]} tokens, but {requirement}. Lower max_length, or pass "
                 "short_documents='skip' (drop them) or 'shrink' (scale span lengths down per document)."
             )
+        if short and len(short) == len(lengths):
+            raise ValueError(f"all {len(lengths)} documents are too short for span sampling: {requirement}. "
+                             "Lower max_length, or pass short_documents='shrink'.")
         if short:
-            logger.warning(
-                "Skipped %d of %d documents shorter than %d tokens.", len(short), len(lengths), self.min_document_length
-            )
+            logger.warning("Skipped %d of %d documents shorter than %d tokens.", len(short), len(lengths),
+                           self.shortest_document)
         skipped = set(short)
         return [i for i in range(len(lengths)) if i not in skipped]
 
@@ -139,8 +154,8 @@ class SpanSampler:
         rng = self._rng if rng is None else rng
         if self.is_too_short(num_tokens):
             raise ValueError(
-                f"a document of {num_tokens} tokens is too short: need {self.min_document_length} "
-                f"(2 · num_anchors · max_length), or short_documents='shrink'"
+                f"a document of {num_tokens} tokens is too short: need {self.shortest_document}, or "
+                "short_documents='shrink'"
             )
         min_length, max_length, gap = self.lengths_for(num_tokens)
         anchors = self._sample_anchors(num_tokens, min_length, max_length, gap, rng)

@@ -28,8 +28,9 @@ class DeCLUTRLoss(nn.Module):
         anchor and positive of the batch is a negative, so the sibling anchors of the same document are hard
         negatives (NT-Xent, Eq. 2 of the paper). While training, the anchors are embedded from their masked tokens
         and the MLM head reads the token embeddings of that same forward pass (as the reference implementation
-        does), so MLM costs no second encoder pass. Otherwise (evaluation, or ``mlm_weight=0``) the original
-        tokens are restored. Returns ``{"contrastive": ..., "mlm": ...}`` (the active terms), logged separately.
+        does), so MLM costs no second encoder pass. Evaluation computes the same objective on masks that do not
+        change between evaluations (the collator's evaluation copy, or a fixed seed); with ``mlm_weight=0`` any
+        masking is undone. Returns ``{"contrastive": ..., "mlm": ...}`` (the active terms), logged separately.
 
         Args:
             model (SentenceTransformer): The encoder (any ST model, or a ``*ForMaskedLM`` checkpoint loaded as one).
@@ -111,10 +112,12 @@ class DeCLUTRLoss(nn.Module):
         anchor_features, *positive_inputs = sentence_features
         anchor_features = dict(anchor_features)
         mlm_labels = anchor_features.pop("mlm_labels", None)
-        with_mlm = self.mlm_weight > 0 and self.model.training
+        with_mlm = self.mlm_weight > 0
         if with_mlm and mlm_labels is None:  # legacy fit(): plain tokenized text, so mask here
-            anchor_features["input_ids"], mlm_labels = mask_tokens(anchor_features["input_ids"], self.model.tokenizer)
-        if mlm_labels is not None and not with_mlm:
+            fixed = None if self.model.training else torch.Generator().manual_seed(0)  # evaluation: the same masks
+            anchor_features["input_ids"], mlm_labels = mask_tokens(anchor_features["input_ids"], self.model.tokenizer,
+                                                                   generator=fixed)
+        if mlm_labels is not None and not with_mlm:  # masked by a collator, but this loss trains no MLM
             masked = mlm_labels != IGNORE_INDEX
             anchor_features["input_ids"] = torch.where(masked, mlm_labels, anchor_features["input_ids"])
 

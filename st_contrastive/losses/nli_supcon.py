@@ -186,6 +186,16 @@ class NLISupConLoss(nn.Module):
         chosen = torch.zeros_like(mask).scatter_(1, top, True)
         return chosen & mask
 
+    def get_extra_state(self) -> dict:
+        """The selection generator and the anchor counters, saved in trainer checkpoints for exact resumes."""
+        return {"generator": self.generator.get_state(), "anchors_seen": self.anchors_seen,
+                "anchors_without_positive": self.anchors_without_positive}
+
+    def set_extra_state(self, state: dict) -> None:
+        self.generator.set_state(state["generator"])
+        self.anchors_seen = state["anchors_seen"]
+        self.anchors_without_positive = state["anchors_without_positive"]
+
     def save_classifier(self, path: str | Path) -> None:
         """Write the NLI head to a folder, for :func:`~st_contrastive.models.load_nli_classifier`."""
         self.classifier.save(str(path))

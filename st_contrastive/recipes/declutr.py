@@ -112,6 +112,7 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     from sentence_transformers import SentenceTransformer
 
     from st_contrastive.data import DeCLUTRDataCollator, SpanSampler, load_corpus, prepare_declutr_dataset
+    from st_contrastive.data.declutr_collator import input_token_limit, special_token_template
     from st_contrastive.default_model import default_model
     from st_contrastive.evaluation import evaluate_model, sts_evaluator
     from st_contrastive.losses import DeCLUTRLoss
@@ -122,11 +123,12 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     model = SentenceTransformer(config.model or default_model())
     output = Path(config.output or Path("runs") / (config.name or model_name(model)))
     output.mkdir(parents=True, exist_ok=True)
-    max_positions = getattr(model[0].auto_model.config, "max_position_embeddings", None)
-    max_length = config.max_length
-    if max_positions is not None and max_length + 2 > max_positions:
-        max_length = max_positions - 2
-        logger.warning("--max-length %d lowered to %d to fit the model's %d positions", config.max_length, max_length, max_positions)
+    limit, why = input_token_limit(model)
+    specials = sum(map(len, special_token_template(model.tokenizer)))
+    max_length = min(config.max_length, limit - specials)
+    if max_length < config.max_length:
+        logger.warning("--max-length %d lowered to %d: with %d special tokens that is what the model takes (%s)",
+                       config.max_length, max_length, specials, why)
 
     sampler = SpanSampler(
         num_anchors=config.num_anchors,

@@ -2,7 +2,8 @@
 
 sentence-transformers 6.x optimizes a loss's own parameters (an MLM head, a classifier, a bilinear matrix) but
 does not save them in checkpoints, restore them on resume, clip them with ``max_grad_norm``, or average their
-gradients across DDP ranks. This trainer does all four, for any loss, and tells the collator each new epoch.
+gradients across DDP ranks. This trainer does all four, for any loss. It also tells a sampling collator each new
+epoch, lets it check the model before training, and gives evaluation its fixed-randomness copy.
 """
 
 from __future__ import annotations
@@ -27,6 +28,20 @@ class ContrastiveTrainer(SentenceTransformerTrainer):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.add_callback(_EpochToCollator(self))
+        check_model = getattr(self.data_collator, "check_model", None)
+        if check_model is not None:  # e.g. spans longer than the model takes: an error now, not mid-training
+            check_model(self.model)
+
+    def get_eval_dataloader(self, eval_dataset=None):
+        """Evaluation batches from the collator's evaluation copy, when it has one (fixed spans and masks)."""
+        for_evaluation = getattr(self.data_collator, "for_evaluation", None)
+        if for_evaluation is None:
+            return super().get_eval_dataloader(eval_dataset)
+        training_collator, self.data_collator = self.data_collator, for_evaluation()
+        try:
+            return super().get_eval_dataloader(eval_dataset)
+        finally:
+            self.data_collator = training_collator
 
     def named_losses(self) -> dict[str, nn.Module]:
         return self.loss if isinstance(self.loss, dict) else {"loss": self.loss}
@@ -52,7 +67,9 @@ class ContrastiveTrainer(SentenceTransformerTrainer):
         states = {}
         for name, loss in self.named_losses().items():
             skip = self._model_keys(loss)
-            states[name] = {k: v.detach().cpu() for k, v in loss.state_dict().items() if k not in skip}
+            # Besides tensors, a loss may keep extra state (a random generator, counters) for exact resumes.
+            states[name] = {k: v.detach().cpu() if isinstance(v, torch.Tensor) else v
+                            for k, v in loss.state_dict().items() if k not in skip}
         return states
 
     def load_loss_state(self, checkpoint_dir: str) -> None:
@@ -80,9 +97,8 @@ class ContrastiveTrainer(SentenceTransformerTrainer):
         super()._load_from_checkpoint(checkpoint_path, *args, **kwargs)
         self.load_loss_state(checkpoint_path)
 
-    def _load_best_model(self) -> None:
-        super()._load_best_model()
-        self.load_loss_state(self.state.best_model_checkpoint)
+    # No _load_best_model override: sentence-transformers loads the best model through _load_from_checkpoint, so the
+    # loss state comes with it exactly once, and not at all when the model itself could not be loaded.
 
     # Clipping and distributed gradients ------------------------------------------------------------------
     def _clip_grad_norm(self, model):
