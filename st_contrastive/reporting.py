@@ -87,6 +87,7 @@ def format_comparison(before: dict[str, dict], after: dict[str, dict]) -> str:
     rows += [(f"{group} avg", averages(before).get(group), value) for group, value in averages(after).items()]
     for name, old, new in rows:
         old_text = f"{old:>9.2f}" if old is not None else f"{'':>9}"
-        change = f"{new - old:>+9.2f}" if old is not None else ""
+        # The change of the printed (rounded) figures, so that the table adds up as a reader checks it.
+        change = f"{round(new, 2) - round(old, 2):>+9.2f}" if old is not None else ""
         lines.append(f"{name:<14}{old_text}{new:>9.2f}{change}")
     return "\n".join(lines)

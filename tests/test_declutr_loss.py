@@ -167,15 +167,20 @@ def test_mlm_head_comes_from_the_checkpoint_and_matches_bert(tiny_model, tiny_ml
     assert head(hidden, labels).item() == pytest.approx(expected.item(), abs=1e-5)
 
 
-def test_new_head_when_the_checkpoint_has_none(tmp_path, tiny_model):
+def test_new_head_when_the_checkpoint_has_none(tmp_path, tiny_model, caplog, capsys):
     # A plain encoder checkpoint (as all-MiniLM-L6-v2 ships) has no MLM head: a new one, tied to the embeddings.
     tiny_model.save(str(tmp_path))
     from sentence_transformers import SentenceTransformer
 
     plain = SentenceTransformer(str(tmp_path), device="cpu")
     plain[0].auto_model.config.name_or_path = str(tmp_path)
-    head = DeCLUTRLoss(plain).mlm_head
+    capsys.readouterr()
+    with caplog.at_level("INFO"):
+        head = DeCLUTRLoss(plain).mlm_head
+    printed = caplog.text + "".join(capsys.readouterr())
     assert not head.pretrained
+    assert "has no MLM head: a new one was initialised" in printed  # one line instead of transformers' report
+    assert "LOAD REPORT" not in printed and "corrupted" not in printed and "MISSING" not in printed
     assert head.masked_lm.get_output_embeddings().weight is plain[0].auto_model.get_input_embeddings().weight
 
 

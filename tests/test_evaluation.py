@@ -263,3 +263,10 @@ def test_evaluate_cli_help_documents_every_option():
     for action in parser._actions:
         assert action.help, f"option {action.dest} has no help"
     assert "--max-rows" in parser.format_help()
+
+
+def test_printed_change_is_the_difference_of_the_printed_figures():
+    from st_contrastive.reporting import format_comparison
+
+    table = format_comparison({"stsb-test": {"spearman": 82.0349}}, {"stsb-test": {"spearman": 81.1851}})
+    assert "82.03    81.19    -0.84" in table  # not -0.85, the change of the unrounded scores

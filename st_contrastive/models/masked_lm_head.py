@@ -9,6 +9,7 @@ import torch
 from torch import nn
 from transformers import AutoModelForMaskedLM, DataCollatorForLanguageModeling
 from transformers.modeling_outputs import BaseModelOutput
+from transformers.utils import logging as transformers_logging
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +53,8 @@ class MaskedLMHead(nn.Module):
         super().__init__()
         config = encoder.config
         source = config.name_or_path or getattr(encoder, "name_or_path", "")
+        verbosity = transformers_logging.get_verbosity()
+        transformers_logging.set_verbosity_error()  # its load report would list every new head weight as MISSING
         try:
             masked_lm, info = AutoModelForMaskedLM.from_pretrained(source, output_loading_info=True)
             base_prefix = masked_lm.base_model_prefix
@@ -59,8 +62,11 @@ class MaskedLMHead(nn.Module):
             self.pretrained = not new_head
         except (OSError, ValueError):  # no loadable checkpoint: build the head from the config alone
             masked_lm, self.pretrained = AutoModelForMaskedLM.from_config(config), False
+        finally:
+            transformers_logging.set_verbosity(verbosity)
         if not self.pretrained:
-            logger.info("No MLM head in %s: starting a new one (decoder tied to the input embeddings).", source)
+            logger.warning("%s has no MLM head: a new one was initialised (its decoder tied to the input embeddings), "
+                           "so the MLM loss starts near ln(vocabulary size).", source or type(encoder).__name__)
         setattr(masked_lm, masked_lm.base_model_prefix, _GivenHiddenStates())
         self.masked_lm = masked_lm
         self.tied = bool(getattr(config, "tie_word_embeddings", True))
