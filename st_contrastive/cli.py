@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from st_contrastive.recipes import declutr, declutr_ablation, evaluate, pretrain_mlm, supcon_nli, supcon_nli_sweep
@@ -17,20 +18,31 @@ COMMANDS = {
 
 
 def usage() -> str:
-    lines = ["usage: st-contrastive COMMAND [options]   (st-contrastive COMMAND --help for its options)", "", "commands:"]
+    lines = ["usage: st-contrastive COMMAND [options] [--debug]   (st-contrastive COMMAND --help for its options)", "",
+             "commands:"]
     lines += [f"  {name:<18}{summary}" for name, (_, summary) in COMMANDS.items()]
+    lines += ["", "--debug (or ST_CONTRASTIVE_DEBUG=1) shows the traceback of an error instead of its one line."]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
-    argv = sys.argv[1:] if argv is None else argv
+    """Run a sub-command. Bad input (a ``ValueError`` or ``OSError``, which name the item and the option to change)
+    ends the run with that one line and exit status 1; ``--debug`` or ``ST_CONTRASTIVE_DEBUG=1`` shows the traceback."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    debug = "--debug" in argv or os.environ.get("ST_CONTRASTIVE_DEBUG", "") not in ("", "0")
+    argv = [arg for arg in argv if arg != "--debug"]
     if not argv or argv[0] in {"-h", "--help"}:
         print(usage())
         return
     if argv[0] not in COMMANDS:
         sys.exit(f"st-contrastive: unknown command {argv[0]!r}\n\n{usage()}")
     run, _ = COMMANDS[argv[0]]
-    run(argv[1:])
+    try:
+        run(argv[1:])
+    except (ValueError, OSError) as error:
+        if debug:
+            raise
+        sys.exit(f"st-contrastive {argv[0]}: error: {error}  (--debug shows the traceback)")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,14 @@ from pathlib import Path
 
 ENV_VAR = "ST_CONTRASTIVE_DATA"
 
+# What the shared folder holds, by name (see its SOURCES.md).
+SHARED_CORPORA = {
+    "wiki": ("corpus/docs.jsonl.gz",),  # 4,518 Wikipedia articles
+    "books": ("corpus/books.jsonl.gz",),  # Gutenberg books in reading order
+    "both": ("corpus/docs.jsonl.gz", "corpus/books.jsonl.gz"),
+}
+SHARED_NLI = {"snli-dev": "nli/snli_dev.tsv.gz", "snli-test": "nli/snli_test.tsv.gz"}
+
 
 def data_dir() -> Path:
     """The shared data folder: ``$ST_CONTRASTIVE_DATA``, else ``../shared/data`` next to the checkout."""

@@ -22,3 +22,45 @@ def test_every_help_builds_without_torch():
     done = subprocess.run([sys.executable, "-c", CHECK, *COMMANDS], capture_output=True, text=True, timeout=120, check=True)
     assert "HEAVY []" in done.stderr, done.stderr[-2000:]
     assert all(f"st-contrastive {name}" in done.stdout for name in COMMANDS), done.stdout[-2000:]
+
+
+RUN = """
+import sys
+from st_contrastive.cli import main
+try:
+    main(sys.argv[1:])
+finally:
+    print("TORCH", "torch" in sys.modules, file=sys.stderr)
+"""
+
+
+def run_cli(*argv, cwd):
+    return subprocess.run([sys.executable, "-c", RUN, *argv], capture_output=True, text=True, timeout=300, cwd=cwd,
+                          check=False)
+
+
+def test_bad_paths_and_tasks_stop_before_torch_with_one_line(tmp_path):
+    done = run_cli("declutr", "--documents", "missing.jsonl", "--output", "out", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[0] == "TORCH False"  # printed on the way out, before the error line
+    expected = ("st-contrastive declutr: error: --documents missing.jsonl: no such file or folder (expected one of "
+                "wiki, books, both, a local path or a Hugging Face Hub id)  (--debug shows the traceback)")
+    assert done.stderr.splitlines()[1:] == [expected]
+    assert not (tmp_path / "out").exists()
+    done = run_cli("supcon", "--train", "snli-dev+nli.tsv", "--eval-tasks", "sts", cwd=tmp_path)
+    assert done.returncode == 1 and "--train nli.tsv: no such file" in done.stderr and "TORCH False" in done.stderr
+    done = run_cli("supcon", "--eval-tasks", "stsbtest", cwd=tmp_path)
+    assert done.returncode == 1 and "Unknown task(s) 'stsbtest'" in done.stderr and "TORCH False" in done.stderr
+
+
+def test_errors_found_in_the_data_name_the_option_and_leave_nothing(tmp_path, tiny_mlm_dir):
+    short = tmp_path / "short.jsonl"
+    short.write_text('{"text": "a document far too short for two anchors of 512 tokens"}\n')
+    argv = ["declutr", "--model", tiny_mlm_dir, "--documents", str(short), "--max-length", "64", "--eval-tasks",
+            "--output", "out"]
+    done = run_cli(*argv, cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "--short-documents skip" in done.stderr and "row 0" in done.stderr
+    assert not (tmp_path / "out").exists()
+    debug = run_cli(*argv, "--debug", cwd=tmp_path)
+    assert debug.returncode == 1 and "Traceback" in debug.stderr

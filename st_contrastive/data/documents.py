@@ -8,14 +8,7 @@ from pathlib import Path
 
 from datasets import Dataset, concatenate_datasets, load_dataset, load_from_disk
 
-from st_contrastive.data_dir import data_file
-
-# The shared corpora by name (see ../shared/data/SOURCES.md).
-SHARED_CORPORA = {
-    "wiki": ("corpus/docs.jsonl.gz",),  # 4,518 Wikipedia articles
-    "books": ("corpus/books.jsonl.gz",),  # Gutenberg books in reading order
-    "both": ("corpus/docs.jsonl.gz", "corpus/books.jsonl.gz"),
-}
+from st_contrastive.data_dir import SHARED_CORPORA, data_file
 
 
 def load_documents(

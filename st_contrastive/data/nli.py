@@ -10,13 +10,12 @@ from pathlib import Path
 
 from datasets import Dataset, concatenate_datasets, load_dataset, load_from_disk
 
-from st_contrastive.data_dir import data_file
+from st_contrastive.data_dir import SHARED_NLI, data_file
 from st_contrastive.models.nli_classifier import NLI_LABELS  # ids 0, 1, 2 as in stanfordnlp/snli and all-nli
 
 logger = logging.getLogger(__name__)
 
 NO_GOLD = {"-", "", "-1", -1}  # SNLI pairs whose annotators did not agree
-SHARED_NLI = {"snli-dev": "nli/snli_dev.tsv.gz", "snli-test": "nli/snli_test.tsv.gz"}
 COLUMN_ALIASES = {"premise": ("premise", "sentence1", "anchor"), "hypothesis": ("hypothesis", "sentence2", "positive"),
                   "label": ("label", "gold_label")}
 

@@ -137,12 +137,14 @@ class SpanSampler:
             name = names[first] if names else f"row {first}"
             raise ValueError(
                 f"{len(short)} of {len(lengths)} documents are too short for span sampling; the first is "
-                f"{name} with {lengths[first]} tokens, but {requirement}. Lower max_length, or pass "
-                "short_documents='skip' (drop them) or 'shrink' (scale span lengths down per document)."
+                f"{name} with {lengths[first]} tokens, but {requirement}. Lower max_length (--max-length), or "
+                "pass short_documents='skip' (--short-documents skip) to drop them or 'shrink' (--short-documents "
+                "shrink) to scale span lengths down per document."
             )
         if short and len(short) == len(lengths):
             raise ValueError(f"all {len(lengths)} documents are too short for span sampling: {requirement}. "
-                             "Lower max_length, or pass short_documents='shrink'.")
+                             "Lower max_length (--max-length), or pass short_documents='shrink' "
+                             "(--short-documents shrink).")
         if short:
             logger.warning("Skipped %d of %d documents shorter than %d tokens.", len(short), len(lengths),
                            self.shortest_document)

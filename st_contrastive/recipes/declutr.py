@@ -11,6 +11,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from st_contrastive.data_dir import SHARED_CORPORA
+from st_contrastive.evaluation.protocol import expand_tasks
+from st_contrastive.recipes.input_checks import require_source
 from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
 
 if TYPE_CHECKING:
@@ -100,6 +103,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def check_inputs(config: DeCLUTRConfig) -> None:
+    """Fail on a bad name or path before anything heavy loads (the command line prints it as one line)."""
+    require_source(config.model, "--model")
+    require_source(config.documents, "--documents", tuple(SHARED_CORPORA))
+    expand_tasks(config.eval_tasks)
+
+
 def model_name(model: SentenceTransformer) -> str:
     layers = getattr(model[0].auto_model.config, "num_hidden_layers", None)
     return {6: "declutr-small", 12: "declutr-base"}.get(layers, f"declutr-{layers}layer")
@@ -107,6 +117,7 @@ def model_name(model: SentenceTransformer) -> str:
 
 def train_declutr(config: DeCLUTRConfig) -> dict:
     """Build the spans and the loss, train, evaluate before and after, and write the run; returns its results."""
+    check_inputs(config)
     # Imported here, not at the top: the parser above must build without torch (instant --help).
     import torch
     from sentence_transformers import SentenceTransformer
@@ -119,28 +130,24 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     from st_contrastive.reporting import write_run_results
     from st_contrastive.training import train
 
+    def span_sampler(max_length: int) -> SpanSampler:
+        return SpanSampler(num_anchors=config.num_anchors, num_positives=config.num_positives,
+                           min_length=min(config.min_length, max_length), max_length=max_length,
+                           strategy=config.strategy, min_anchor_gap=config.min_anchor_gap,
+                           short_documents=config.short_documents, seed=config.training.seed)
+
+    span_sampler(config.max_length)  # bad span settings stop here, before the model and the corpus load
+    documents = load_corpus(config.documents, config.text_field, limit=config.max_documents)
     torch.manual_seed(config.training.seed)
     model = SentenceTransformer(config.model or default_model())
     output = Path(config.output or Path("runs") / (config.name or model_name(model)))
-    output.mkdir(parents=True, exist_ok=True)
     limit, why = input_token_limit(model)
     specials = sum(map(len, special_token_template(model.tokenizer)))
     max_length = min(config.max_length, limit - specials)
     if max_length < config.max_length:
         logger.warning("--max-length %d lowered to %d: with %d special tokens that is what the model takes (%s)",
                        config.max_length, max_length, specials, why)
-
-    sampler = SpanSampler(
-        num_anchors=config.num_anchors,
-        num_positives=config.num_positives,
-        min_length=min(config.min_length, max_length),
-        max_length=max_length,
-        strategy=config.strategy,
-        min_anchor_gap=config.min_anchor_gap,
-        short_documents=config.short_documents,
-        seed=config.training.seed,
-    )
-    documents = load_corpus(config.documents, config.text_field, limit=config.max_documents)
+    sampler = span_sampler(max_length)
     dataset = prepare_declutr_dataset(documents, model.tokenizer, sampler)
     logger.info("Training on %d documents", len(dataset))
     mlm_probability = config.mlm_probability if config.mlm_weight > 0 else 0.0

@@ -15,6 +15,7 @@ from st_contrastive.evaluation.protocol import (
     TransferProtocol,
     expand_tasks,
 )
+from st_contrastive.recipes.input_checks import require_source
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -99,7 +100,8 @@ def default_output(model: str) -> Path:
 
 def main(argv: list[str] | None = None) -> dict[str, dict]:
     args = build_parser().parse_args(argv)
-    tasks = expand_tasks(args.tasks)  # fail on a bad task name before loading a model
+    tasks = expand_tasks(args.tasks)  # fail on a bad task name or path before loading a model
+    require_source(args.model, "MODEL")
     # Imported here, not at the top: the parser above must build without torch (instant --help).
     import torch
     from sentence_transformers import SentenceTransformer

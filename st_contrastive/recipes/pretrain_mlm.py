@@ -10,6 +10,9 @@ from __future__ import annotations
 import argparse
 import logging
 
+from st_contrastive.data_dir import SHARED_CORPORA
+from st_contrastive.recipes.input_checks import require_source
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -70,6 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
+    require_source(args.corpus, "--corpus", tuple(SHARED_CORPORA))
+    require_source(args.tokenizer, "--tokenizer")
     # Imported here, not at the top: the parser above must build without torch (instant --help).
     import torch
 

@@ -11,6 +11,9 @@ import logging
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from st_contrastive.data_dir import SHARED_NLI
+from st_contrastive.evaluation.protocol import expand_tasks
+from st_contrastive.recipes.input_checks import require_source
 from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
 
 logger = logging.getLogger(__name__)
@@ -79,6 +82,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def check_inputs(config: SupConNLIConfig) -> None:
+    """Fail on a bad name or path before anything heavy loads (the command line prints it as one line)."""
+    require_source(config.model, "--model")
+    for part in config.train.split("+"):
+        require_source(part, "--train", tuple(SHARED_NLI))
+    expand_tasks(config.eval_tasks)
+
+
 def run_name(config) -> str:
     if config.supcon_weight == 0:
         return "ce-nli"
@@ -87,6 +98,7 @@ def run_name(config) -> str:
 
 def train_supcon_nli(config: SupConNLIConfig) -> dict:
     """Read the pairs, build the loss, train, evaluate before and after, and write the run; returns its results."""
+    check_inputs(config)
     # Imported here, not at the top: the parser above must build without torch (instant --help).
     import torch
     from sentence_transformers import SentenceTransformer
@@ -98,12 +110,11 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
     from st_contrastive.reporting import write_run_results
     from st_contrastive.training import train
 
+    dataset = load_nli(config.train, split=config.split, max_rows=config.max_pairs)  # bad rows stop us here
+    logger.info("Training on %d NLI pairs", len(dataset))
     torch.manual_seed(config.training.seed)
     model = SentenceTransformer(config.model or default_model())
     output = Path(config.output or Path("runs") / (config.name or run_name(config)))
-    output.mkdir(parents=True, exist_ok=True)
-    dataset = load_nli(config.train, split=config.split, max_rows=config.max_pairs)
-    logger.info("Training on %d NLI pairs", len(dataset))
 
     evaluate = {"batch_size": config.eval_batch_size, "max_rows": config.eval_max_rows}
     before = {} if config.skip_before or not config.eval_tasks else evaluate_model(model, config.eval_tasks, **evaluate)
