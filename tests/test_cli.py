@@ -64,3 +64,17 @@ def test_errors_found_in_the_data_name_the_option_and_leave_nothing(tmp_path, ti
     assert not (tmp_path / "out").exists()
     debug = run_cli(*argv, "--debug", cwd=tmp_path)
     assert debug.returncode == 1 and "Traceback" in debug.stderr
+
+
+def test_each_option_states_its_default_once():
+    from st_contrastive.recipes import declutr, pretrain_mlm, supcon_nli
+    from st_contrastive.recipes.help_format import DefaultsHelpFormatter
+
+    for recipe in (declutr, supcon_nli, pretrain_mlm):
+        parser = recipe.build_parser()
+        formatter = DefaultsHelpFormatter(parser.prog)
+        for action in parser._actions:
+            text = formatter._get_help_string(action)
+            assert "(default: None)" not in text, (parser.prog, text)
+            if "(default: " in text:  # appended only where the help did not already say it
+                assert text.replace("%(default)s", "").lower().count("default") == 1, (parser.prog, text)

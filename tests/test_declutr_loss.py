@@ -200,3 +200,13 @@ def test_tokenizer_without_mask_token(tiny_model):
         DeCLUTRDataCollator(tiny_model.tokenizer)
     assert set(DeCLUTRLoss(tiny_model, mlm_weight=0).get_config_dict()) == {
         "temperature", "contrastive_weight", "mlm_weight", "gather_across_devices"}
+
+
+def test_a_single_anchor_warns_once_that_nt_xent_is_zero(tiny_model, caplog):
+    sampler = SpanSampler(num_anchors=1, num_positives=2, min_length=8, max_length=32)
+    loss = DeCLUTRLoss(tiny_model, mlm_weight=0)
+    batch = DeCLUTRDataCollator(tiny_model.tokenizer, sampler, mlm_probability=0)(documents(1))
+    with caplog.at_level("WARNING"):
+        first, second = run_loss(loss, batch), run_loss(loss, batch)
+    assert first["contrastive"].item() == pytest.approx(0.0, abs=1e-6) and second["contrastive"].item() < 1e-6
+    assert caplog.text.count("NT-Xent has no negative") == 1

@@ -25,12 +25,14 @@ def test_label_classifier_predicts_as_scikit_learn_with_the_same_weights():
         LabelClassifier(4, ["only"])
 
 
-@pytest.mark.parametrize("head", [LabelClassifier(8, ["neg", "pos"]), NLIClassifier(8)], ids=["label", "nli"])
+@pytest.mark.parametrize("head", [LabelClassifier(8, ["neg", "pos"]), NLIClassifier(8), NLIClassifier(8, hidden_size=5)],
+                         ids=["label", "nli", "nli-two-layer"])
 def test_save_and_load_round_trip(tmp_path, head):
     torch.nn.init.normal_(head.linear.weight)
     head.save(str(tmp_path / "head"))
     config = json.loads((tmp_path / "head" / "config.json").read_text())
-    assert config == {"embedding_dimension": 8, "labels": head.labels}
+    assert config == {"embedding_dimension": 8, "labels": head.labels} | (
+        {"hidden_size": head.hidden_size} if isinstance(head, NLIClassifier) else {})
     reloaded = type(head).load(str(tmp_path / "head"))
     assert reloaded.labels == head.labels
     for key, value in head.state_dict().items():
@@ -52,3 +54,14 @@ def test_nli_classifier_features_are_u_v_abs_difference():
 def test_loading_a_folder_without_a_head_names_it(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"empty: no config.json of a saved NLIClassifier"):
         load_nli_classifier(tmp_path / "empty")
+
+
+def test_two_layer_nli_head_is_linear_relu_linear():
+    torch.manual_seed(0)
+    head = NLIClassifier(4, hidden_size=6)
+    u, v = torch.randn(3, 4), torch.randn(3, 4)
+    features = torch.cat([u, v, (u - v).abs()], dim=1)
+    first, second = head.hidden[0], head.linear
+    expected = torch.relu(features @ first.weight.T + first.bias) @ second.weight.T + second.bias
+    torch.testing.assert_close(head(u, v), expected)
+    assert sum(p.numel() for p in head.parameters()) == (12 * 6 + 6) + (6 * 3 + 3)

@@ -11,14 +11,15 @@ from st_contrastive.recipes.supcon_nli import main, run_name
 def test_recipe_end_to_end(tmp_path, tiny_mlm_dir):
     output = tmp_path / "supcon"
     main(["--model", tiny_mlm_dir, "--train", "snli-dev", "--max-pairs", "96", "--batch-size", "16", "--max-steps", "4",
-          "--negatives", "3", "--eval-tasks", "stsb-test", "mr", "--eval-max-rows", "200", "--output", str(output)])
+          "--negatives", "3", "--classifier-hidden-size", "16", "--eval-tasks", "stsb-test", "mr", "--eval-max-rows", "200", "--output", str(output)])
     results = json.loads((output / "results.json").read_text())
     assert results["train"]["steps"] == 4 and results["train"]["anchors_seen"] > 0
     assert set(results["after"]) == {"stsb-test", "mr"} and set(results["before"]) == {"stsb-test", "mr"}
     assert set(results["after_averages"]) == {"sts", "transfer"}
     assert results["config"]["negatives"] == 3 and results["config"]["supcon_weight"] == 0.3
     assert SentenceTransformer(str(output), device="cpu").encode(["a sentence"]).shape == (1, 32)
-    assert load_nli_classifier(output / "nli_head").labels == ["entailment", "neutral", "contradiction"]
+    head = load_nli_classifier(output / "nli_head")
+    assert head.labels == ["entailment", "neutral", "contradiction"] and head.hidden_size == 16
 
 
 def test_run_names():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -11,6 +12,8 @@ from torch import nn
 
 from st_contrastive.losses.nt_xent import nt_xent
 from st_contrastive.models.masked_lm_head import IGNORE_INDEX, MaskedLMHead, mask_tokens
+
+logger = logging.getLogger(__name__)
 
 
 class DeCLUTRLoss(nn.Module):
@@ -100,6 +103,7 @@ class DeCLUTRLoss(nn.Module):
         self.contrastive_weight = contrastive_weight
         self.mlm_weight = mlm_weight
         self.gather_across_devices = gather_across_devices
+        self._warned_alone = False
         if mlm_weight > 0:
             if model.tokenizer is None or model.tokenizer.mask_token_id is None:
                 raise ValueError(
@@ -124,6 +128,10 @@ class DeCLUTRLoss(nn.Module):
         anchors = self.model(anchor_features)
         losses = {}
         if self.contrastive_weight > 0:
+            if len(anchors["sentence_embedding"]) == 1 and not self.gather_across_devices and not self._warned_alone:
+                self._warned_alone = True  # once: one anchor and its positive have no negative, so NT-Xent is 0
+                logger.warning("A batch holds a single anchor (one document, num_anchors=1): NT-Xent has no negative "
+                               "and is exactly 0. Use more documents per batch or more anchors per document.")
             mean_positives = self._mean_positives(positive_inputs, len(anchors["sentence_embedding"]))
             contrastive = nt_xent(anchors["sentence_embedding"], mean_positives, self.temperature, self.gather_across_devices)
             losses["contrastive"] = self.contrastive_weight * contrastive

@@ -17,23 +17,29 @@ NLI_LABELS = ("entailment", "neutral", "contradiction")  # SNLI/MultiNLI label i
 
 
 class NLIClassifier(Head):
-    """One linear layer + softmax over ``(u, v, |u−v|)``: the classifier of sentence-transformers' ``SoftmaxLoss``.
+    """A softmax classifier over ``(u, v, |u−v|)``.
 
-    ``labels`` are the class names in id order (SNLI's by default). Saved as a folder with ``config.json`` and
-    ``model.safetensors`` (:meth:`save`, :meth:`load`), so a trained head can label new pairs with the encoder.
+    By default one linear layer: the classifier of sentence-transformers' ``SoftmaxLoss`` (SBERT). With
+    ``hidden_size`` it has two layers (linear, ReLU, linear), the "two-layer softmax classifier" of the SupCon
+    NLI paper, which does not say more of it. ``labels`` are the class names in id order (SNLI's by default).
+    Saved as a folder with ``config.json`` and ``model.safetensors`` (:meth:`save`, :meth:`load`), so a trained
+    head can label new pairs with the encoder.
     """
 
-    config_keys: ClassVar[list[str]] = ["embedding_dimension", "labels"]
+    config_keys: ClassVar[list[str]] = ["embedding_dimension", "labels", "hidden_size"]
 
-    def __init__(self, embedding_dimension: int, labels: Sequence[str] = NLI_LABELS) -> None:
+    def __init__(self, embedding_dimension: int, labels: Sequence[str] = NLI_LABELS, hidden_size: int | None = None):
         super().__init__()
         self.embedding_dimension = embedding_dimension
         self.labels = list(labels)
-        self.linear = nn.Linear(3 * embedding_dimension, len(self.labels))
+        self.hidden_size = hidden_size
+        features = 3 * embedding_dimension
+        self.hidden = nn.Sequential(nn.Linear(features, hidden_size), nn.ReLU()) if hidden_size else nn.Identity()
+        self.linear = nn.Linear(hidden_size or features, len(self.labels))
 
     def forward(self, premises: torch.Tensor, hypotheses: torch.Tensor) -> torch.Tensor:
         features = torch.cat([premises, hypotheses, (premises - hypotheses).abs()], dim=1)
-        return self.linear(features.to(self.linear.weight.dtype))
+        return self.linear(self.hidden(features.to(self.linear.weight.dtype)))
 
     @torch.no_grad()
     def predict_proba(self, premises: torch.Tensor | np.ndarray, hypotheses: torch.Tensor | np.ndarray) -> np.ndarray:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from st_contrastive.data_dir import SHARED_CORPORA
 from st_contrastive.evaluation.protocol import expand_tasks
+from st_contrastive.recipes.help_format import DefaultsHelpFormatter
 from st_contrastive.recipes.input_checks import require_source
 from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
 
@@ -57,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="st-contrastive declutr",
         description="DeCLUTR: continue training an encoder with NT-Xent over sampled spans plus MLM on the anchors. "
         "Defaults are the paper's (§4); the checkpoint is a plain Transformer + Pooling SentenceTransformer.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=DefaultsHelpFormatter,
     )
     data = parser.add_argument_group("model and data")
     data.add_argument("--model", default=defaults.model, help="base model: local path or Hub id (SentenceTransformer or "
@@ -65,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("--documents", default=defaults.documents, help="documents: a shared corpus (wiki, books, both), "
                       "a .jsonl(.gz)/.txt file, a saved dataset folder or a Hub dataset id")
     data.add_argument("--text-field", default=defaults.text_field, help="field holding the document text")
-    data.add_argument("--max-documents", type=int, default=defaults.max_documents, help="use only the first N documents")
+    data.add_argument("--max-documents", type=int, default=defaults.max_documents,
+                      help="use only the first N documents (unset: all)")
     data.add_argument("--output", default=defaults.output, help="output folder; default runs/<name>")
     data.add_argument("--name", default=defaults.name, help="model name: declutr-small for a 6-layer base, declutr-base "
                       "for 12 layers (the paper's names), declutr-<L>layer otherwise")
@@ -81,7 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     spans.add_argument("--min-anchor-gap", type=int, default=defaults.min_anchor_gap, help="minimum tokens between "
                        "anchors of a document; default max_length (reference code; the ACL text says 2·max_length)")
     spans.add_argument("--short-documents", choices=["error", "skip", "shrink"], default=defaults.short_documents,
-                       help="documents under 2·A·max_length tokens: stop with an error, skip them, or shrink spans")
+                       help="documents too short for A anchors of max_length tokens and their gaps: stop with an "
+                       "error, skip them, or shrink their spans")
 
     objective = parser.add_argument_group("objective")
     objective.add_argument("--temperature", type=float, default=defaults.temperature, help="NT-Xent temperature τ")

@@ -11,6 +11,7 @@ import argparse
 import logging
 
 from st_contrastive.data_dir import SHARED_CORPORA
+from st_contrastive.recipes.help_format import DefaultsHelpFormatter
 from st_contrastive.recipes.input_checks import require_source
 
 
@@ -20,7 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train a WordPiece tokenizer and a small BertForMaskedLM on a document corpus (BERT masking, "
         "packed blocks, AdamW with linear warm-up/decay) and save a checkpoint that AutoModelForMaskedLM and "
         "sentence-transformers' Transformer both load.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=DefaultsHelpFormatter,
     )
     data = parser.add_argument_group("data")
     data.add_argument(

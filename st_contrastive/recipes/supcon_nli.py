@@ -13,6 +13,7 @@ from pathlib import Path
 
 from st_contrastive.data_dir import SHARED_NLI
 from st_contrastive.evaluation.protocol import expand_tasks
+from st_contrastive.recipes.help_format import DefaultsHelpFormatter
 from st_contrastive.recipes.input_checks import require_source
 from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
 
@@ -32,6 +33,7 @@ class SupConNLIConfig(RecipeConfig):
     positives: str | int = "all"
     negatives: str | int = "all"
     similarity: str = "cosine"
+    classifier_hidden_size: int | None = None  # None: the SBERT head (one layer); a size: the paper's two layers
     output: str | None = None  # None: runs/<run_name>
     name: str | None = None
     eval_tasks: list[str] = field(default_factory=lambda: ["sts", "transfer"])
@@ -54,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="SupCon + CE on NLI: (1−λ)·cross-entropy of a (u, v, |u−v|) softmax head + λ·SupCon with "
         "premises as anchors and their entailed hypotheses as positives. Defaults follow the paper "
         "(mean pooling, batch 64, 1 epoch, lr 2e-5, 10%% warm-up, τ=1.0, λ=0.3 allpalln: best on STS).",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=DefaultsHelpFormatter,
     )
     parser.add_argument("--model", default=defaults.model, help="base model: local path or Hub id; default all-MiniLM-L6-v2")
     parser.add_argument("--train", default=defaults.train, help="NLI data: snli-dev, snli-test (joined with +), "
@@ -69,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--negatives", type=count, default=defaults.negatives, help="negative hypotheses per anchor: "
                         "all or k")
     parser.add_argument("--similarity", choices=["cosine", "dot"], default=defaults.similarity, help="SupCon similarity")
+    parser.add_argument("--classifier-hidden-size", type=int, default=defaults.classifier_hidden_size,
+                        help="hidden units of a two-layer softmax head (the paper's); unset: SBERT's one-layer head, "
+                        "with which λ=0 equals sentence-transformers' SoftmaxLoss")
     parser.add_argument("--output", default=defaults.output, help="output folder; default runs/<name>")
     parser.add_argument("--name", default=defaults.name, help="default supcon-nli-<λ>-<P>p<N>n, or ce-nli for λ=0")
     add_training_arguments(parser, defaults.training, batch_size_help="pairs per batch (premise groups never split)")
@@ -107,6 +112,7 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
     from st_contrastive.default_model import default_model
     from st_contrastive.evaluation import averages, evaluate_model, sts_evaluator
     from st_contrastive.losses import NLISupConLoss
+    from st_contrastive.models import NLIClassifier
     from st_contrastive.reporting import write_run_results
     from st_contrastive.training import train
 
@@ -118,9 +124,10 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
 
     evaluate = {"batch_size": config.eval_batch_size, "max_rows": config.eval_max_rows}
     before = {} if config.skip_before or not config.eval_tasks else evaluate_model(model, config.eval_tasks, **evaluate)
-    loss = NLISupConLoss(model, supcon_weight=config.supcon_weight, temperature=config.temperature,
-                         positives=config.positives, negatives=config.negatives, similarity=config.similarity,
-                         seed=config.training.seed)
+    classifier = NLIClassifier(model.get_embedding_dimension(), hidden_size=config.classifier_hidden_size)
+    loss = NLISupConLoss(model, classifier.to(model.device), supcon_weight=config.supcon_weight,
+                         temperature=config.temperature, positives=config.positives, negatives=config.negatives,
+                         similarity=config.similarity, seed=config.training.seed)
     evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
     run = train(model, loss, dataset, replace(config.training, output_dir=str(output / "checkpoints")),
                 batch_sampler=PremiseGroupBatchSampler, evaluator=evaluator)
