@@ -16,7 +16,7 @@ from st_contrastive.training import LOSS_STATE_NAME, ContrastiveTrainer
 from st_contrastive.training.trainer import average_gradients_across_ranks
 
 
-def make_trainer(model, output_dir, max_steps, save_steps=None, learning_rate=1e-3, max_grad_norm=1.0):
+def make_trainer(model, output_dir, max_steps, save_steps=None, learning_rate=1e-3, max_grad_norm=1.0, optim="adamw_torch"):
     sampler = SpanSampler(num_anchors=2, num_positives=2, min_length=8, max_length=48)
     documents = load_documents(data_file("corpus/docs.jsonl.gz"), limit=16)
     dataset = prepare_declutr_dataset(documents, model.tokenizer, sampler)
@@ -27,6 +27,7 @@ def make_trainer(model, output_dir, max_steps, save_steps=None, learning_rate=1e
         learning_rate=learning_rate,
         warmup_ratio=0.0,
         max_grad_norm=max_grad_norm,
+        optim=optim,
         logging_steps=1,
         save_steps=save_steps or max_steps,
         report_to="none",
@@ -102,6 +103,18 @@ def test_clipping_covers_the_loss_parameters(tmp_path, tiny_model):
     assert clipped.item() == pytest.approx(1.0, rel=1e-3)
 
 
+def test_clipping_bounds_a_real_step_of_model_and_head_together(tmp_path, tiny_model):
+    # Plain SGD moves every parameter by lr × its clipped gradient: the step's norm over encoder and head is the
+    # clipping norm, which it can only be if the head's gradients were clipped with the model's.
+    trainer = make_trainer(tiny_model, tmp_path / "run", max_steps=1, learning_rate=1.0, max_grad_norm=0.01, optim="sgd")
+    params = {id(p): p for p in [*tiny_model.parameters(), *trainer.loss_parameters()]}.values()
+    before = [p.detach().clone() for p in params]
+    trainer.train()
+    step = torch.linalg.vector_norm(torch.stack([(p.detach() - b).norm() for p, b in zip(params, before)]))
+    assert step.item() == pytest.approx(0.01, rel=1e-3)
+    assert trainer.state.log_history[0]["grad_norm"] > 1.0  # the unclipped norm: clipping did cut the step
+
+
 def _average_on_rank(rank, world_size, init_file, results):
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world_size)
     params = [torch.nn.Parameter(torch.zeros(3)), torch.nn.Parameter(torch.zeros(2))]
@@ -136,3 +149,47 @@ def test_legacy_fit_trains_on_frozen_examples(tmp_path, tiny_model):
     tiny_model.fit(train_objectives=[(DataLoader(examples, batch_size=4, shuffle=True), loss)], epochs=1,
                    output_path=str(tmp_path / "fit"), show_progress_bar=False)
     assert not (tiny_model.encode(["a test sentence"]) == before).all()
+
+
+def _train_on_rank(rank, port, model_dir, output_dir, sync_heads, results):
+    import os
+
+    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
+                      MASTER_PORT=str(port), HF_HUB_OFFLINE="1")
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+
+    if not sync_heads:  # the control: what sentence-transformers alone does with a loss-owned head
+        ContrastiveTrainer._average_loss_gradients = lambda self: None
+    torch.manual_seed(0)
+    model = SentenceTransformer(modules=[Transformer(model_dir, max_seq_length=64), Pooling(32)], device="cpu")
+    sampler = SpanSampler(num_anchors=2, num_positives=1, min_length=8, max_length=32)
+    dataset = prepare_declutr_dataset(load_documents(data_file("corpus/docs.jsonl.gz"), limit=12), model.tokenizer,
+                                      sampler)
+    args = SentenceTransformerTrainingArguments(
+        output_dir=output_dir, per_device_train_batch_size=2, max_steps=3, learning_rate=1e-2, report_to="none",
+        seed=0, disable_tqdm=True, ddp_backend="gloo", save_strategy="no", use_cpu=True,
+    )
+    trainer = ContrastiveTrainer(model=model, args=args, train_dataset=dataset,
+                                 loss=DeCLUTRLoss(model, gather_across_devices=True),
+                                 data_collator=DeCLUTRDataCollator(model.tokenizer, sampler))
+    trainer.train()
+    results[rank] = {"world": trainer.args.world_size, "head": trainer.loss_state_dict()["loss"],
+                     "model": {k: v.clone() for k, v in model.state_dict().items()}}
+
+
+@pytest.mark.parametrize("sync_heads", [True, False], ids=["contrastive-trainer", "without-head-sync"])
+def test_two_ddp_ranks_keep_the_mlm_head_identical_through_the_trainer(tmp_path, tiny_mlm_dir, sync_heads):
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    results = mp.Manager().dict()
+    mp.spawn(_train_on_rank, args=(port, tiny_mlm_dir, str(tmp_path), sync_heads, results), nprocs=2, join=True)
+    first, second = results[0], results[1]
+    assert first["world"] == second["world"] == 2
+    heads_equal = all(torch.equal(first["head"][k], second["head"][k]) for k in first["head"])
+    models_equal = all(torch.equal(first["model"][k], second["model"][k]) for k in first["model"])
+    assert heads_equal == sync_heads
+    # Unsynced heads also pull the encoders apart: each rank clips with the norm of its own head's gradients.
+    assert models_equal == sync_heads

@@ -197,15 +197,36 @@ def test_nested_cv_accuracy_tracks_signal_and_picks_c_from_grid():
     assert 35 < noise["accuracy"] < 65
 
 
+def _sklearn_test_score(X, y, train, test, C):
+    """Reference: scikit-learn's LogisticRegression(C) on features standardized with the training part."""
+    from sklearn.preprocessing import StandardScaler
+
+    scaler = StandardScaler().fit(X[train])
+    classifier = LogisticRegression(C=C, tol=1e-8, max_iter=5000).fit(scaler.transform(X[train]), y[train])
+    return classifier.predict(scaler.transform(X[test]))
+
+
 def test_evaluate_transfer_on_small_slices(tiny_model):
+    from sklearn.metrics import f1_score
+
     cache = EmbeddingCache(tiny_model, batch_size=32)
     cv = evaluate_transfer(tiny_model, "cr", TransferProtocol(folds=2), max_rows=90, cache=cache)
-    assert 0 <= cv["accuracy"] <= 100 and cv["n"] == 90 and set(cv["C"]) <= set(NESTED_CV_GRID)
+    assert cv["n"] == 90 and len(cv["C"]) == 2 and set(cv["C"]) <= set(NESTED_CV_GRID)
     split = evaluate_transfer(tiny_model, "sst5", max_rows=40, cache=cache)
     assert split["C"] in NESTED_CV_GRID and (split["n_train"], split["n_dev"], split["n_test"]) == (40, 40, 40)
-    assert 0 <= split["accuracy"] <= 100
+    data = load_transfer("sst5", max_rows=40)
+    predicted = _sklearn_test_score(cache.encode(data.texts), data.labels, data.splits == "train",
+                                    data.splits == "test", split["C"])
+    expected = (predicted == data.labels[data.splits == "test"]).mean() * 100
+    assert abs(split["accuracy"] - expected) <= 100 / 40 + 1e-9  # at most one of 40 test sentences apart
     mrpc = evaluate_transfer(tiny_model, "mrpc", TransferProtocol(folds=2), max_rows=60, cache=cache)
-    assert mrpc["C"] in KFOLD_GRID and 0 <= mrpc["f1"] <= 100 and mrpc["n_test"] == 60
+    assert mrpc["C"] in KFOLD_GRID and mrpc["n_test"] == 60
+    data = load_transfer("mrpc", max_rows=60)
+    X = pair_features(cache.encode(data.texts), cache.encode(data.texts_b))
+    test = data.splits == "test"
+    predicted = _sklearn_test_score(X, data.labels, data.splits == "train", test, mrpc["C"])
+    assert abs(mrpc["accuracy"] - (predicted == data.labels[test]).mean() * 100) <= 100 / 60 + 1e-9
+    assert abs(mrpc["f1"] - f1_score(data.labels[test], predicted) * 100) <= 5  # F1 moves more per sentence
 
 
 def test_transfer_evaluator_returns_prefixed_metrics(tiny_model, tmp_path):
@@ -213,7 +234,9 @@ def test_transfer_evaluator_returns_prefixed_metrics(tiny_model, tmp_path):
     metrics = evaluator(tiny_model, output_path=str(tmp_path), epoch=1, steps=10)
     assert set(metrics) == {"mrpc_accuracy", "mrpc_dev_accuracy", "mrpc_f1"}
     assert evaluator.primary_metric == "mrpc_accuracy"
-    assert all(0 <= value <= 1 for value in metrics.values())
+    direct = evaluate_transfer(tiny_model, "mrpc", TransferProtocol(folds=2), max_rows=60)
+    for key in ("accuracy", "dev_accuracy", "f1"):  # the evaluator reports what the function computes, as fractions
+        assert metrics[f"mrpc_{key}"] == pytest.approx(direct[key] / 100)
     with open(tmp_path / evaluator.csv_file, newline="") as f:
         rows = list(csv.reader(f))
     assert rows[0] == ["epoch", "steps", "accuracy", "dev_accuracy", "f1"] and rows[1][:2] == ["1", "10"]

@@ -227,3 +227,26 @@ def test_resume_restores_the_selection_generator_and_counters(tmp_path, tiny_mlm
     assert torch.equal(resumed.loss.generator.get_state(), straight.loss.generator.get_state())
     assert (resumed.loss.anchors_seen, resumed.loss.anchors_without_positive) == (
         straight.loss.anchors_seen, straight.loss.anchors_without_positive)
+
+
+@pytest.mark.parametrize("similarity", ["cosine", "dot"])
+def test_premise_supcon_equals_pytorch_metric_learning_with_reference_embeddings(tiny_model, similarity):
+    from pytorch_metric_learning.distances import CosineSimilarity, DotProductSimilarity
+    from pytorch_metric_learning.losses import SupConLoss as PMLSupConLoss
+
+    torch.manual_seed(4)
+    group = torch.tensor([0, 0, 0, 1, 1, 2, 2, 2, 2, 3, 3, 3])
+    labels = torch.tensor([0, 1, 2, 0, 0, 2, 0, 1, 0, 1, 2, 2])  # premise 3 has no entailed hypothesis
+    premises = torch.randn(4, 8)[group]
+    hypotheses = torch.randn(12, 8)
+    loss = NLISupConLoss(tiny_model, supcon_weight=1.0, temperature=0.5, similarity=similarity)
+    ours = loss.premise_supcon(premises, hypotheses, group, labels)
+
+    positive = (group[None, :] == torch.arange(4)[:, None]) & (labels[None, :] == 0)
+    a1, p = positive.nonzero(as_tuple=True)
+    a2, n = (~positive).nonzero(as_tuple=True)
+    distance = CosineSimilarity() if similarity == "cosine" else DotProductSimilarity(normalize_embeddings=False)
+    reference = PMLSupConLoss(temperature=0.5, distance=distance)(
+        premises[[0, 3, 5, 9]], indices_tuple=(a1, p, a2, n), ref_emb=hypotheses)
+    assert ours.item() == pytest.approx(reference.item(), abs=1e-5)
+    assert loss.anchors_without_positive == 1
