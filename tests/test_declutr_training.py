@@ -89,6 +89,27 @@ def test_checkpoints_hold_the_head_and_resume_restores_it(tmp_path, tiny_model, 
     assert all(torch.equal(saved[k], v) for k, v in head_state(resumed).items())
 
 
+def test_best_model_brings_its_head_once_and_never_without_the_model(tmp_path, tiny_model):
+    trainer = make_trainer(tiny_model, tmp_path / "run", max_steps=2, save_steps=2)
+    trainer.train()
+    checkpoint = tmp_path / "run" / "checkpoint-2"
+    saved = head_state(trainer)
+    loads = []
+    original = trainer.load_loss_state
+    trainer.load_loss_state = lambda path: (loads.append(path), original(path))
+    for p in trainer.loss_parameters():
+        p.data.zero_()
+    trainer.state.best_model_checkpoint = str(checkpoint)
+    trainer._load_best_model()
+    assert loads == [str(checkpoint)]
+    assert all(torch.equal(saved[k], v) for k, v in head_state(trainer).items())
+    for p in trainer.loss_parameters():
+        p.data.zero_()
+    (checkpoint / "model.safetensors").unlink()  # the encoder cannot be loaded: neither may its head
+    trainer._load_best_model()
+    assert len(loads) == 1 and all(not p.any() for p in trainer.loss_parameters())
+
+
 def test_clipping_covers_the_loss_parameters(tmp_path, tiny_model):
     trainer = make_trainer(tiny_model, tmp_path / "run", max_steps=1, max_grad_norm=1.0)
     head_params = trainer.loss_parameters()

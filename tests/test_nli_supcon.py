@@ -250,3 +250,19 @@ def test_premise_supcon_equals_pytorch_metric_learning_with_reference_embeddings
         premises[[0, 3, 5, 9]], indices_tuple=(a1, p, a2, n), ref_emb=hypotheses)
     assert ours.item() == pytest.approx(reference.item(), abs=1e-5)
     assert loss.anchors_without_positive == 1
+
+
+def test_premises_are_grouped_by_text_with_the_collator(tiny_model):
+    from st_contrastive.data import PremiseGroupDataCollator
+
+    rows = [{"premise": "A dog runs .", "hypothesis": "An animal moves .", "label": 0},
+            {"premise": "a DOG runs .", "hypothesis": "A cat sleeps .", "label": 0},  # same tokens, uncased
+            {"premise": "a DOG runs .", "hypothesis": "Nothing moves .", "label": 2}]
+    batch = PremiseGroupDataCollator(tiny_model.preprocess)(rows)
+    assert batch["premise_group"].tolist() == [0, 1, 1]
+    features = [{k[len(c) + 1:]: v for k, v in batch.items() if k.startswith(c + "_")} for c in ("premise", "hypothesis")]
+    assert torch.equal(features[0]["input_ids"][0], features[0]["input_ids"][1])  # token ids cannot tell them apart
+    by_text, by_tokens = NLISupConLoss(tiny_model, supcon_weight=0.5), NLISupConLoss(tiny_model, supcon_weight=0.5)
+    by_text(features, batch["label"])
+    by_tokens([{k: v for k, v in f.items() if k != "group"} for f in features], batch["label"])
+    assert (by_text.anchors_seen, by_tokens.anchors_seen) == (2, 1)

@@ -4,6 +4,7 @@ from st_contrastive.data.declutr_collator import DeCLUTRDataCollator, prepare_de
 from st_contrastive.data.declutr_input_examples import declutr_input_examples
 from st_contrastive.data.documents import SHARED_CORPORA, load_corpus, load_documents, tokenize_documents
 from st_contrastive.data.nli import load_nli
+from st_contrastive.data.premise_group_collator import PremiseGroupDataCollator
 from st_contrastive.data.premise_group_sampler import PremiseGroupBatchSampler
 from st_contrastive.data.span_sampler import AnchorSpans, Span, SpanSampler, placement
 
@@ -12,6 +13,7 @@ __all__ = [
     "AnchorSpans",
     "DeCLUTRDataCollator",
     "PremiseGroupBatchSampler",
+    "PremiseGroupDataCollator",
     "Span",
     "SpanSampler",
     "declutr_input_examples",

@@ -70,6 +70,8 @@ class NLISupConLoss(nn.Module):
             1. (premise, hypothesis) pairs with an NLI class label.
             2. All hypotheses of a premise in one batch: train with
                :class:`~st_contrastive.data.PremiseGroupBatchSampler`.
+            3. Premises grouped by their text: train with :class:`~st_contrastive.data.PremiseGroupDataCollator`
+               (without it, rows are grouped by premise token ids, which merges premises that tokenize alike).
 
         Inputs:
             +------------------------------+--------------------------------------------------+
@@ -90,7 +92,7 @@ class NLISupConLoss(nn.Module):
                 from sentence_transformers import SentenceTransformer
                 from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
 
-                from st_contrastive.data import PremiseGroupBatchSampler
+                from st_contrastive.data import PremiseGroupBatchSampler, PremiseGroupDataCollator
                 from st_contrastive.losses import NLISupConLoss
                 from st_contrastive.training import ContrastiveTrainer
 
@@ -104,7 +106,8 @@ class NLISupConLoss(nn.Module):
                 loss = NLISupConLoss(model, supcon_weight=0.3)
                 args = SentenceTransformerTrainingArguments(output_dir="runs/supcon-example", max_steps=2,
                                                             batch_sampler=PremiseGroupBatchSampler)
-                ContrastiveTrainer(model=model, args=args, train_dataset=train_dataset, loss=loss).train()
+                ContrastiveTrainer(model=model, args=args, train_dataset=train_dataset, loss=loss,
+                                   data_collator=PremiseGroupDataCollator(model.preprocess)).train()
                 loss.classifier.save("runs/supcon-example/nli_head")
         """
         super().__init__()
@@ -140,7 +143,8 @@ class NLISupConLoss(nn.Module):
     def forward(
         self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None
     ) -> dict[str, torch.Tensor] | tuple[list[torch.Tensor], torch.Tensor]:
-        sentence_features = list(sentence_features)
+        sentence_features = [dict(features) for features in sentence_features]
+        text_group = sentence_features[0].pop("group", None)  # from PremiseGroupDataCollator: premise text ids
         premises, hypotheses = embed_columns(self.model, sentence_features)
         logits = self.classifier(premises, hypotheses)
         if labels is None:
@@ -150,7 +154,7 @@ class NLISupConLoss(nn.Module):
             raise ValueError(f"batch row {bad} has label {int(labels[bad])}; expected 0..{self.num_labels - 1}")
         losses = {"cross_entropy": (1 - self.supcon_weight) * F.cross_entropy(logits, labels.view(-1))}
         if self.supcon_weight > 0:
-            group = premise_groups(sentence_features[0]["input_ids"])
+            group = text_group if text_group is not None else premise_groups(sentence_features[0]["input_ids"])
             losses["supcon"] = self.supcon_weight * self.premise_supcon(premises, hypotheses, group, labels)
         return losses
 
@@ -228,5 +232,5 @@ class NLISupConLoss(nn.Module):
 
 
 def premise_groups(premise_input_ids: torch.Tensor) -> torch.Tensor:
-    """Group id per row: rows with the same premise tokens share one."""
+    """Group id per row: rows with the same premise tokens share one (without ``PremiseGroupDataCollator``)."""
     return torch.unique(premise_input_ids, dim=0, return_inverse=True)[1]

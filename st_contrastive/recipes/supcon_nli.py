@@ -108,7 +108,7 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from st_contrastive.data import PremiseGroupBatchSampler, load_nli
+    from st_contrastive.data import PremiseGroupBatchSampler, PremiseGroupDataCollator, load_nli
     from st_contrastive.default_model import default_model
     from st_contrastive.evaluation import averages, evaluate_model, sts_evaluator
     from st_contrastive.losses import NLISupConLoss
@@ -130,7 +130,8 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
                          similarity=config.similarity, seed=config.training.seed)
     evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
     run = train(model, loss, dataset, replace(config.training, output_dir=str(output / "checkpoints")),
-                batch_sampler=PremiseGroupBatchSampler, evaluator=evaluator)
+                batch_sampler=PremiseGroupBatchSampler, data_collator=PremiseGroupDataCollator(model.preprocess),
+                evaluator=evaluator)
     model.save(str(output))
     loss.classifier.save(str(output / "nli_head"))
     after = evaluate_model(model, config.eval_tasks, **evaluate) if config.eval_tasks else {}
