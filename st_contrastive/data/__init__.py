@@ -1,5 +1,6 @@
 """Readers, samplers and collators that turn public data into training batches."""
 
+from st_contrastive.data.class_balanced_sampler import ClassBalancedBatchSampler
 from st_contrastive.data.declutr_collator import DeCLUTRDataCollator, prepare_declutr_dataset
 from st_contrastive.data.declutr_input_examples import declutr_input_examples
 from st_contrastive.data.documents import SHARED_CORPORA, load_corpus, load_documents, tokenize_documents
@@ -11,6 +12,7 @@ from st_contrastive.data.span_sampler import AnchorSpans, Span, SpanSampler, pla
 __all__ = [
     "SHARED_CORPORA",
     "AnchorSpans",
+    "ClassBalancedBatchSampler",
     "DeCLUTRDataCollator",
     "PremiseGroupBatchSampler",
     "PremiseGroupDataCollator",

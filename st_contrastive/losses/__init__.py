@@ -3,6 +3,7 @@
 from st_contrastive.losses.declutr import DeCLUTRLoss
 from st_contrastive.losses.nli_supcon import NLISupConLoss
 from st_contrastive.losses.nt_xent import nt_xent
+from st_contrastive.losses.scale import SCALeLoss
 from st_contrastive.losses.supcon import SupConLoss
 
-__all__ = ["DeCLUTRLoss", "NLISupConLoss", "SupConLoss", "nt_xent"]
+__all__ = ["DeCLUTRLoss", "NLISupConLoss", "SCALeLoss", "SupConLoss", "nt_xent"]

@@ -1,5 +1,6 @@
 """Sentence-transformers modules of the package: heads that losses train, saved beside the encoder."""
 
+from st_contrastive.models.dropout import dropout_rate
 from st_contrastive.models.head import Head
 from st_contrastive.models.label_classifier import LabelClassifier
 from st_contrastive.models.masked_lm_head import IGNORE_INDEX, MaskedLMHead, mask_tokens
@@ -12,6 +13,7 @@ __all__ = [
     "LabelClassifier",
     "MaskedLMHead",
     "NLIClassifier",
+    "dropout_rate",
     "load_nli_classifier",
     "mask_tokens",
     "predict_nli",

@@ -1,0 +1,25 @@
+"""Run an encoder with every dropout module at a chosen rate: SCALe's dropout views."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from torch import nn
+
+
+@contextmanager
+def dropout_rate(module: nn.Module, rate: float) -> Iterator[None]:
+    """Set ``p`` of every ``nn.Dropout`` inside ``module`` to ``rate``, and restore each one's own on exit, also when
+    an exception is raised. BERT-family attention reads its rate from the same modules (``self.dropout.p``)."""
+    if not 0.0 <= rate < 1.0:
+        raise ValueError(f"a dropout rate is in [0, 1), not {rate}")
+    layers = [layer for layer in module.modules() if isinstance(layer, nn.Dropout)]
+    saved = [layer.p for layer in layers]
+    try:
+        for layer in layers:
+            layer.p = rate
+        yield
+    finally:
+        for layer, p in zip(layers, saved):
+            layer.p = p

@@ -1,0 +1,105 @@
+"""SCALe's pieces: dropout views set and restored, the loss against references, balanced batches for tiny pools."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from datasets import Dataset
+from pytorch_metric_learning.losses import SupConLoss as PMLSupConLoss
+from torch import nn
+
+from st_contrastive.data import ClassBalancedBatchSampler
+from st_contrastive.losses import SCALeLoss
+from st_contrastive.models import dropout_rate
+
+TEXTS = ["What is the capital of France ?", "Who wrote Hamlet ?", "Where is Lima ?", "Who painted the Mona Lisa ?",
+         "How far is the moon ?", "When did the war end ?"]
+LABELS = torch.tensor([0, 1, 0, 1, 2, 2])
+
+
+def rates(module):
+    return [layer.p for layer in module.modules() if isinstance(layer, nn.Dropout)]
+
+
+def test_dropout_rate_sets_every_layer_and_restores_them_also_on_error(tiny_model):
+    tiny_model[0].auto_model.embeddings.dropout.p = 0.05  # one layer with a rate of its own
+    before = rates(tiny_model)
+    assert len(before) > 3
+    with dropout_rate(tiny_model, 0.3):
+        assert set(rates(tiny_model)) == {0.3}
+    assert rates(tiny_model) == before
+    with pytest.raises(RuntimeError, match="boom"), dropout_rate(tiny_model, 0.4):
+        raise RuntimeError("boom")
+    assert rates(tiny_model) == before
+    with pytest.raises(ValueError, match=r"in \[0, 1\)"), dropout_rate(tiny_model, 1.0):
+        pass
+
+
+def test_supcon_term_equals_pml_over_the_views_and_ce_is_their_mean(tiny_model):
+    tiny_model.train()
+    loss = SCALeLoss(tiny_model, num_labels=3, supcon_weight=0.5, temperature=0.3, dropout_rates=(0.0, 0.2, 0.4))
+    features = tiny_model.tokenize(TEXTS)
+    torch.manual_seed(7)
+    out = loss([features], LABELS)
+    torch.manual_seed(7)  # the same dropout draws, view by view
+    views = []
+    for rate in (0.0, 0.2, 0.4):
+        with dropout_rate(tiny_model, rate):
+            views.append(tiny_model(dict(features))["sentence_embedding"])
+    assert not torch.allclose(views[1], views[2])  # the views really differ
+    reference = PMLSupConLoss(temperature=0.3)(torch.cat(views), LABELS.repeat(3))
+    assert out["supcon"].item() == pytest.approx(0.5 * reference.item(), abs=1e-5)
+    ce = torch.stack([F.cross_entropy(loss.classifier(v), LABELS) for v in views]).mean()
+    assert out["cross_entropy"].item() == pytest.approx(0.5 * ce.item(), abs=1e-5)
+
+
+def test_ce_only_encodes_once_with_the_encoders_own_dropout(tiny_model):
+    tiny_model.eval()
+    loss = SCALeLoss(tiny_model, num_labels=3, supcon_weight=0.0)
+    features = tiny_model.tokenize(TEXTS)
+    out = loss([features], LABELS)
+    embeddings = tiny_model(dict(features))["sentence_embedding"]
+    assert set(out) == {"cross_entropy"}
+    assert out["cross_entropy"].item() == pytest.approx(F.cross_entropy(loss.classifier(embeddings), LABELS).item())
+    _, logits = loss([features], None)
+    assert logits.shape == (6, 3)
+    with pytest.raises(ValueError, match="row 1 has label 3"):
+        loss([features], torch.tensor([0, 3, 0, 1, 2, 2]))
+    with pytest.raises(ValueError, match="num_labels"):
+        SCALeLoss(tiny_model)
+
+
+def test_balanced_batches_keep_every_example_and_singleton_classes():
+    labels = [0] * 9 + [1] * 3 + [2]  # class 2 has one example (a 1% pool of a rare class)
+    dataset = Dataset.from_dict({"text": [f"s{i}" for i in range(len(labels))], "label": labels})
+    sampler = ClassBalancedBatchSampler(dataset, batch_size=4, seed=1)
+    epochs = []
+    for epoch in range(2):
+        sampler.set_epoch(epoch)
+        batches = list(sampler)
+        assert len(batches) == len(sampler) == 4
+        assert sorted(i for batch in batches for i in batch) == list(range(len(labels)))  # once each, none dropped
+        assert len({labels[i] for i in batches[0]}) == 3  # the first batch holds every class
+        epochs.append(batches)
+    assert epochs[0] != epochs[1]
+    with pytest.raises(ValueError, match="no label column"):
+        ClassBalancedBatchSampler(Dataset.from_dict({"text": ["a"]}), batch_size=2)
+
+
+def test_training_on_one_percent_of_trec_through_the_entry_point(tmp_path, tiny_model):
+    import csv
+
+    from st_contrastive.data_dir import data_file
+    from st_contrastive.training import LOSS_STATE_NAME, TrainSettings, train
+
+    with open(data_file("transfer/trec.tsv"), encoding="utf-8", newline="") as f:
+        rows = [r for r in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE) if r["split"] == "train"]
+    pool = [rows[i] for i in torch.randperm(len(rows), generator=torch.Generator().manual_seed(0))[:55].tolist()]
+    dataset = Dataset.from_dict({"text": [r["text"] for r in pool], "label": [int(r["label"]) for r in pool]})
+    loss = SCALeLoss(tiny_model, num_labels=6, dropout_rates=(0.0, 0.2))
+    settings = TrainSettings(output_dir=str(tmp_path / "run"), batch_size=16, max_steps=16, learning_rate=2e-3,
+                             warmup_ratio=0.0, seed=0, save_steps=16)
+    result = train(tiny_model, loss, dataset, settings, batch_sampler=ClassBalancedBatchSampler)
+    losses = [row["loss"] for row in result.log_history if "loss" in row]
+    assert sum(losses[-3:]) < sum(losses[:3])
+    saved = torch.load(tmp_path / "run" / "checkpoint-16" / LOSS_STATE_NAME, weights_only=True)["loss"]
+    assert torch.equal(saved["classifier.linear.weight"], loss.classifier.linear.weight.detach())
