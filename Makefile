@@ -17,7 +17,7 @@ $(VENV)/.installed: setup.cfg pyproject.toml
 	test -x $(PYTHON) || python3 -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --upgrade pip
 	$(PYTHON) -c "import torch" 2>/dev/null || $(PYTHON) -m pip install --quiet torch==2.13.0
-	$(PYTHON) -m pip install --quiet -e ".[dev,default-model]"
+	$(PYTHON) -m pip install --quiet -e ".[dev,default-model,setfit]"
 	touch $@
 
 # CPU budget: the paper's objective and optimiser, with spans of at most 128 tokens and 4 documents a step.

@@ -5,7 +5,15 @@ from __future__ import annotations
 import os
 import sys
 
-from st_contrastive.recipes import declutr, declutr_ablation, evaluate, pretrain_mlm, supcon_nli, supcon_nli_sweep
+from st_contrastive.recipes import (
+    declutr,
+    declutr_ablation,
+    evaluate,
+    pretrain_mlm,
+    scale_active_learning,
+    supcon_nli,
+    supcon_nli_sweep,
+)
 
 COMMANDS = {
     "declutr": (declutr.main, "DeCLUTR continued training with evaluation before and after"),
@@ -13,6 +21,7 @@ COMMANDS = {
     "supcon": (supcon_nli.main, "supervised contrastive + cross-entropy training on NLI"),
     "supcon-sweep": (supcon_nli_sweep.main, "CE-only vs SupCon + CE over λ and candidates (Tables 2-3)"),
     "pretrain-mlm": (pretrain_mlm.main, "pretrain a small BERT with MLM (a base for DeCLUTR)"),
+    "active": (scale_active_learning.main, "SCALe active learning: acquire, label (simulated or by hand), retrain"),
     "evaluate": (evaluate.main, "STS and SentEval-style transfer evaluation of a model"),
 }
 

@@ -65,3 +65,16 @@ def test_two_layer_nli_head_is_linear_relu_linear():
     expected = torch.relu(features @ first.weight.T + first.bias) @ second.weight.T + second.bias
     torch.testing.assert_close(head(u, v), expected)
     assert sum(p.numel() for p in head.parameters()) == (12 * 6 + 6) + (6 * 3 + 3)
+
+
+@pytest.mark.parametrize("classes", [[0, 1], [0, 2, 3]], ids=["binary", "multiclass-with-an-unseen-class"])
+def test_label_classifier_from_a_fitted_logistic_regression_predicts_as_it(classes):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 8)).astype(np.float32)
+    y = np.array(classes)[np.arange(60) % len(classes)]
+    estimator = LogisticRegression().fit(X + y[:, None] * 0.3, y)
+    head = LabelClassifier.from_logistic_regression(estimator, ["a", "b", "c", "d"])
+    proba = head.predict_proba(X)
+    np.testing.assert_allclose(proba[:, classes], estimator.predict_proba(X), atol=1e-5)
+    assert proba[:, [c for c in range(4) if c not in classes]].max() == 0  # never predicts a class it never saw
+    assert head.predict(X) == [head.labels[c] for c in estimator.predict(X)]

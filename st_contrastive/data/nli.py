@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import csv
-import gzip
-import json
 import logging
 from pathlib import Path
 
 from datasets import Dataset, concatenate_datasets, load_dataset, load_from_disk
 
+from st_contrastive.data.table_file import read_rows
 from st_contrastive.data_dir import SHARED_NLI, data_file
 from st_contrastive.models.nli_classifier import NLI_LABELS  # ids 0, 1, 2 as in stanfordnlp/snli and all-nli
 
@@ -33,21 +31,13 @@ def load_nli(source: str, split: str = "train", max_rows: int | None = None) -> 
         return concatenate_datasets([load_nli(part, split, max_rows) for part in source.split("+")])
     path = data_file(SHARED_NLI[source]) if source in SHARED_NLI else Path(source)
     if path.is_file():
-        rows, where = _read_file(path), str(path)
+        rows, where = read_rows(path), str(path)
     elif path.is_dir() and (path / "state.json").exists():
         rows, where = load_from_disk(str(path)).to_list(), str(path)
     else:
         dataset = load_dataset(source, "pair-class", split=split) if source.endswith("all-nli") else load_dataset(source, split=split)
         rows, where = dataset.to_list(), f"{source} [{split}]"
     return _to_dataset(rows, where, max_rows)
-
-
-def _read_file(path: Path) -> list[dict]:
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8", newline="") as f:
-        if ".jsonl" in path.name or ".json" in path.name:
-            return [json.loads(line) for line in f if line.strip()]
-        return list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
 
 
 def _column(row: dict, name: str, where: str) -> str:

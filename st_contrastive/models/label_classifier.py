@@ -41,3 +41,26 @@ class LabelClassifier(Head):
     def predict(self, embeddings: torch.Tensor | np.ndarray) -> list[str]:
         """The most probable label name per row."""
         return [self.labels[i] for i in self.predict_proba(embeddings).argmax(axis=1)]
+
+    @classmethod
+    def from_logistic_regression(cls, estimator, labels: list[str]) -> LabelClassifier:
+        """The head that predicts as a fitted scikit-learn ``LogisticRegression`` whose ``classes_`` are label ids.
+
+        A binary fit's one logit becomes the second class's (softmax of ``(0, z)`` is the sigmoid of ``z``);
+        a class the fit never saw gets a bias so low that its probability is zero.
+        """
+        classes = [int(c) for c in estimator.classes_]
+        head = cls(estimator.coef_.shape[1], labels)
+        weight = torch.zeros_like(head.linear.weight)
+        bias = torch.full_like(head.linear.bias, -1e4)
+        coef = torch.as_tensor(estimator.coef_, dtype=weight.dtype)
+        intercept = torch.as_tensor(estimator.intercept_, dtype=bias.dtype)
+        if len(classes) == 2:
+            bias[classes[0]] = 0.0
+            weight[classes[1]], bias[classes[1]] = coef[0], intercept[0]
+        else:
+            weight[classes], bias[classes] = coef, intercept
+        with torch.no_grad():
+            head.linear.weight.copy_(weight)
+            head.linear.bias.copy_(bias)
+        return head

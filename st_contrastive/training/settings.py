@@ -30,6 +30,8 @@ class TrainSettings:
     save_steps: int = 0
     eval_steps: int = 0
     resume_from_checkpoint: str | None = None
+    # Learning rates of the loss's own parameters by name pattern, e.g. {"classifier": 1e-3} (ST's option).
+    learning_rate_mapping: dict[str, float] | None = None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, **overrides) -> TrainSettings:
@@ -43,6 +45,8 @@ class TrainSettings:
 
         logging_steps = max(1, min(10, self.max_steps // 20)) if self.max_steps > 0 else 10
         extra = {"batch_sampler": batch_sampler} if batch_sampler is not None else {}
+        if self.learning_rate_mapping:
+            extra["learning_rate_mapping"] = self.learning_rate_mapping
         return SentenceTransformerTrainingArguments(
             output_dir=self.output_dir,
             per_device_train_batch_size=self.batch_size,

@@ -1,0 +1,106 @@
+"""Acquisition functions behind one call, ``acquire(...)``: small-text's query strategies where they fit.
+
+small-text's strategies take a "classifier" with ``predict_proba(dataset)`` (and ``embed(dataset)`` for the
+embedding-based ones) and a "dataset" they index with numpy arrays. Here the dataset is an array of pool row
+ids and :class:`PoolModel` turns ids into texts for the model of the round. Random sampling is our own:
+small-text's draws from numpy's global state, which a resumed process does not have; ours draws from a
+generator seeded by (seed, round), so a resumed run acquires what an uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from small_text.query_strategies import (
+    BALD,
+    BreakingTies,
+    EmbeddingBasedQueryStrategy,
+    GreedyCoreset,
+    LeastConfidence,
+    PredictionEntropy,
+)
+
+from st_contrastive.active.config import ACQUISITIONS
+
+
+@dataclass
+class PoolModel:
+    """A round's model seen by small-text: class probabilities and embeddings of pool rows, by row id.
+
+    ``proba(texts, dropout_samples)`` returns ``(n, classes)``, or ``(n, samples, classes)`` with MC dropout;
+    ``embed(texts)`` returns ``(n, dimension)``.
+    """
+
+    texts: Sequence[str]
+    proba: Callable[..., np.ndarray]
+    embed_texts: Callable[[list[str]], np.ndarray]
+
+    def _texts(self, ids) -> list[str]:
+        return [self.texts[i] for i in np.asarray(ids)]
+
+    def predict_proba(self, ids, dropout_sampling: int | None = None) -> np.ndarray:
+        if dropout_sampling:
+            return self.proba(self._texts(ids), dropout_samples=dropout_sampling)
+        return self.proba(self._texts(ids))
+
+    def embed(self, ids, return_proba: bool = False, pbar=None, **_) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        embeddings = self.embed_texts(self._texts(ids))
+        return (embeddings, self.proba(self._texts(ids))) if return_proba else embeddings
+
+
+@dataclass
+class Acquired:
+    """Pool row ids to label next, and the score each got (``None`` where the strategy exposes none)."""
+
+    ids: list[int]
+    scores: list[float] | None
+
+
+def strategy(name: str, bald_samples: int = 10):
+    """small-text's query strategy for ``name`` (not ``random``, which is :func:`random_ids`)."""
+    if name == "entropy":
+        return PredictionEntropy()
+    if name == "least-confidence":
+        return LeastConfidence()
+    if name == "margin":  # small-text's breaking ties: smallest gap between the two most probable classes
+        return BreakingTies()
+    if name == "bald":
+        return BALD(dropout_samples=bald_samples)
+    if name == "coreset":  # k-center greedy; euclidean on unit vectors orders pairs as cosine distance does
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # small-text warns that its default metric changed in 1.2
+            return GreedyCoreset(distance_metric="euclidean", normalize=True)
+    raise ValueError(f"unknown acquisition {name!r}; choose one of {', '.join(ACQUISITIONS)} (--acquisition)")
+
+
+def random_ids(unlabelled: Sequence[int], n: int, seed: int) -> list[int]:
+    return [int(i) for i in np.random.default_rng(seed).choice(np.asarray(unlabelled), size=n, replace=False)]
+
+
+def acquire(name: str, model: PoolModel | None, unlabelled: Sequence[int], labelled: Sequence[int],
+            labels: Sequence[int], n: int, seed: int, bald_samples: int = 10) -> Acquired:
+    """The ``n`` pool rows among ``unlabelled`` that acquisition ``name`` picks with ``model`` (the last round's).
+
+    ``labelled`` and their ``labels`` are what coreset measures distances from. ``seed`` seeds random sampling.
+    """
+    if n > len(unlabelled):
+        raise ValueError(f"asked to acquire {n} rows, but only {len(unlabelled)} are unlabelled")
+    if name == "random":
+        return Acquired(random_ids(unlabelled, n, seed), None)
+    query = strategy(name, bald_samples)
+    unlabelled = np.asarray(unlabelled, dtype=np.int64)
+    labelled = np.asarray(labelled, dtype=np.int64)
+    if isinstance(query, EmbeddingBasedQueryStrategy):
+        rows = np.concatenate([unlabelled, labelled])  # coreset needs the labelled rows' embeddings too
+        positions = query.query(model, rows, np.arange(len(unlabelled)), np.arange(len(unlabelled), len(rows)),
+                                np.asarray(labels), n=n, pbar=None)
+    else:  # scores only the unlabelled rows
+        positions = query.query(model, unlabelled, np.arange(len(unlabelled)), np.array([], dtype=np.int64),
+                                np.asarray(labels), n=n)
+    positions = np.asarray(positions)
+    scores = getattr(query, "scores_", None)
+    return Acquired([int(unlabelled[p]) for p in positions],
+                    None if scores is None else [float(scores[p]) for p in positions])

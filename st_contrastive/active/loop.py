@@ -1,0 +1,190 @@
+"""The active-learning loop: a random seed set, then rounds of train → evaluate → acquire up to a budget.
+
+    run_active_learning(ActiveLearningConfig(dataset="trec", objectives=["supcon-ce", "ce"],
+                                             acquisitions=["random", "entropy"], seeds=3, output="runs/al-trec"))
+
+Each arm (objective × acquisition × seed) lives in ``OUTPUT/arms/<objective>-<acquisition>-seed<k>/`` with its
+``state.json``, written after every round; running again on the same folder continues from the last finished
+round. The SetFit reference arm trains on the labelled sets of the first objective's arm.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+
+from st_contrastive.active.acquisition import PoolModel, acquire, random_ids
+from st_contrastive.active.config import ActiveLearningConfig
+from st_contrastive.active.oracle import HumanOracle, SimulatedOracle
+from st_contrastive.active.state import ArmState, Pending
+
+logger = logging.getLogger(__name__)
+
+def round_sizes(pool: int, config: ActiveLearningConfig) -> list[int]:
+    """Labelled rows at each round: the ``initial`` seed set, then topped up to each multiple of ``step`` below
+    ``budget``, then ``budget`` (1 %, 1 %, 15 %: 1, 2 … 15 %; a 5 % step: 1, 5, 10, 15 %)."""
+    first, last = max(1, round(config.initial * pool)), max(1, round(config.budget * pool))
+    steps = [round(k * config.step * pool) for k in range(1, int(config.budget / config.step + 1e-9) + 1)]
+    return sorted({first, last} | {size for size in steps if first < size < last})
+
+
+def arm_name(objective: str, acquisition: str, seed: int) -> str:
+    return f"{objective}-{acquisition}-seed{seed}"
+
+
+def run_active_learning(config: ActiveLearningConfig, *, progress: bool = True) -> list[dict]:
+    """Run (or continue) every arm of ``config``; returns the per-round metrics rows of all arms."""
+    from st_contrastive.data.text_classification import load_text_classification
+    from st_contrastive.default_model import default_model
+
+    config.check()
+    output = Path(config.output)
+    _write_config(output, config)
+    data = load_text_classification(config.dataset, config.label_names).subset_test(config.test_size, seed=0)
+    base_model = config.model or default_model()
+    rows = []
+    for seed in range(config.seeds):
+        seed_data = data.subset_pool(config.pool_size, seed)
+        for acquisition in config.acquisitions:
+            for objective in config.objectives:
+                rows += run_arm(config, seed_data, base_model, objective, acquisition, seed, progress=progress)
+            if config.reference == "setfit":
+                source = ArmState.load(output / "arms" / arm_name(config.objectives[0], acquisition, seed))
+                rows += run_reference_arm(config, seed_data, base_model, source, progress=progress)
+    return rows
+
+
+def _write_config(output: Path, config: ActiveLearningConfig) -> None:
+    """Record the settings; a folder that holds another experiment is refused (its state would not fit)."""
+    path = output / "config.json"
+    if path.exists():
+        saved = json.loads(path.read_text())
+        if saved != json.loads(json.dumps(config.to_json())):
+            changed = sorted(k for k in saved.keys() | config.to_json().keys()
+                             if saved.get(k) != json.loads(json.dumps(config.to_json())).get(k))
+            raise ValueError(f"{output} holds a run with other settings ({', '.join(changed)} differ); continue it "
+                             "with --resume, or choose another --output")
+        return
+    output.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(config.to_json(), indent=1))
+
+
+def run_arm(config, data, base_model: str, objective: str, acquisition: str, seed: int,
+            progress: bool = True) -> list[dict]:
+    """Continue one arm from its state until the budget (or until a person has labels to give)."""
+    from tqdm.auto import tqdm
+
+    from st_contrastive.active.objectives import train_round
+
+    folder = Path(config.output) / "arms" / arm_name(objective, acquisition, seed)
+    state = ArmState.load(folder) or ArmState(objective, acquisition, seed)
+    sizes = round_sizes(len(data.train_texts), config)
+    oracle = HumanOracle() if config.oracle == "human" else SimulatedOracle(data.train_labels)
+    if not state.labelled and state.pending is None:
+        state.pending = Pending(0, random_ids(range(len(data.train_texts)), sizes[0], _round_seed(seed, 0)))
+        state.save(folder)
+    bar = tqdm(total=len(sizes), initial=len(state.rounds), desc=folder.name, unit="round", disable=not progress)
+    while len(state.rounds) < len(sizes):
+        round_number = len(state.rounds)
+        if state.pending is not None:
+            state.label(state.pending.ids, oracle.labels(state.pending, folder, data.train_texts, data.label_names))
+            state.save(folder)
+        ids, labels = list(state.labelled), list(state.labelled.values())
+        start = time.perf_counter()
+        model = train_round(objective, base_model, [data.train_texts[i] for i in ids], labels, data.label_names,
+                            config.training, folder / "checkpoints", _round_seed(seed, round_number))
+        train_seconds = time.perf_counter() - start
+        record, acquired = _evaluate_and_acquire(config, data, model, state, sizes, acquisition, seed, folder)
+        record |= {"train_seconds": round(train_seconds, 2)}
+        _finish_round(state, record, acquired, folder, model)
+        logger.info("%s round %d: %d labelled, accuracy %s, %.0f s training, %.0f s acquiring", folder.name,
+                    round_number, record["labelled"], record.get("accuracy"), train_seconds, record["acquire_seconds"])
+        bar.update(1)
+    bar.close()
+    return metric_rows(state, len(data.train_texts))
+
+
+def run_reference_arm(config, data, base_model: str, source: ArmState, progress: bool = True) -> list[dict]:
+    """SetFit on exactly the labelled set of each round of ``source`` (an arm already run)."""
+    from tqdm.auto import tqdm
+
+    from st_contrastive.active.objectives import round_steps
+    from st_contrastive.active.setfit_reference import train_setfit
+
+    folder = Path(config.output) / "arms" / arm_name("setfit", source.acquisition, source.seed)
+    state = ArmState.load(folder) or ArmState("setfit", source.acquisition, source.seed)
+    bar = tqdm(total=len(source.rounds), initial=len(state.rounds), desc=folder.name, unit="round",
+               disable=not progress)
+    while len(state.rounds) < len(source.rounds):
+        round_number = len(state.rounds)
+        labelled = source.labelled_at(round_number)
+        state.labelled = labelled
+        start = time.perf_counter()
+        model = train_setfit(base_model, [data.train_texts[i] for i in labelled], list(labelled.values()),
+                             data.label_names, round_steps(len(labelled), config.training),
+                             config.training.batch_size, folder / "checkpoints", _round_seed(source.seed, round_number))
+        record = {"round": round_number, "labelled": len(labelled), "train_seconds":
+                  round(time.perf_counter() - start, 2), "acquire_seconds": 0.0, "labelled_from": source.objective}
+        record |= _evaluate(data, model, folder)
+        _finish_round(state, record, None, folder, model)
+        bar.update(1)
+    bar.close()
+    return metric_rows(state, len(data.train_texts))
+
+
+def _round_seed(seed: int, round_number: int) -> int:
+    return seed * 1000 + round_number
+
+
+def _evaluate(data, model, folder: Path) -> dict:
+    """Test accuracy and macro F1 (nothing when the data has no test split); keeps the test embeddings for t-SNE."""
+    from sklearn.metrics import accuracy_score, f1_score
+
+    if not data.test_texts:
+        return {}
+    start = time.perf_counter()
+    embeddings = model.embed(data.test_texts)
+    predicted = model.proba(data.test_texts).argmax(axis=1)
+    np.save(folder / "test_embeddings.npy", embeddings.astype(np.float32))
+    return {"accuracy": round(100 * accuracy_score(data.test_labels, predicted), 2),
+            "f1_macro": round(100 * f1_score(data.test_labels, predicted, average="macro"), 2),
+            "eval_seconds": round(time.perf_counter() - start, 2)}
+
+
+def _evaluate_and_acquire(config, data, model, state: ArmState, sizes: list[int], acquisition: str, seed: int,
+                          folder: Path) -> tuple[dict, Pending | None]:
+    round_number = len(state.rounds)
+    record = {"round": round_number, "labelled": len(state.labelled)} | _evaluate(data, model, folder)
+    start = time.perf_counter()
+    acquired = None
+    if round_number + 1 < len(sizes):
+        unlabelled = [i for i in range(len(data.train_texts)) if i not in state.labelled]
+        pick = acquire(acquisition, PoolModel(data.train_texts, model.proba, model.embed), unlabelled,
+                       list(state.labelled), list(state.labelled.values()), sizes[round_number + 1] - len(state.labelled),
+                       _round_seed(seed, round_number + 1), config.bald_samples)
+        acquired = Pending(round_number + 1, pick.ids, pick.scores)
+    record["acquire_seconds"] = round(time.perf_counter() - start, 2)
+    return record, acquired
+
+
+def _finish_round(state: ArmState, record: dict, acquired: Pending | None, folder: Path, model) -> None:
+    """Save the round's model (the latest one is what a user takes away), then the state, in that order: a crash
+    in between redoes the round rather than losing it."""
+    model.save(folder / "model")
+    record["acquired"] = acquired.ids if acquired else []
+    record["acquired_scores"] = acquired.scores if acquired else None
+    state.rounds.append(record)
+    state.pending = acquired
+    state.save(folder)
+
+
+def metric_rows(state: ArmState, pool: int) -> list[dict]:
+    """One flat row per finished round, for the CSV and the curves."""
+    return [{"objective": state.objective, "acquisition": state.acquisition, "seed": state.seed,
+             "round": r["round"], "labelled": r["labelled"], "percent": round(100 * r["labelled"] / pool, 2)}
+            | {k: r[k] for k in ("accuracy", "f1_macro", "train_seconds", "acquire_seconds", "eval_seconds") if k in r}
+            for r in state.rounds]

@@ -1,0 +1,135 @@
+"""One active-learning round's training: SCALe (SupCon + CE), CE only, or siamese cosine pre-training + LR.
+
+Every round starts again from the base model (as the paper and its baseline do). All objectives take the same
+number of optimisation steps of ``batch_size`` rows, :func:`round_steps`, so arms compare at equal compute.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from datasets import Dataset
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.sentence_transformer.modules import Normalize
+from sentence_transformers.util import batch_to_device
+
+from st_contrastive.active.config import OBJECTIVES, RoundTraining
+from st_contrastive.models.label_classifier import LabelClassifier
+
+
+def round_steps(labelled: int, training: RoundTraining) -> int:
+    """Optimisation steps of a round with ``labelled`` rows: ``epochs`` passes, at least ``min_steps``."""
+    return max(training.min_steps, math.ceil(training.epochs * math.ceil(labelled / training.batch_size)))
+
+
+@dataclass
+class RoundModel:
+    """A trained round: the encoder (Transformer + Pooling) and its :class:`LabelClassifier` head."""
+
+    encoder: SentenceTransformer
+    classifier: LabelClassifier
+    batch_size: int = 64
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return self.encoder.encode(texts, batch_size=self.batch_size, convert_to_numpy=True)
+
+    def proba(self, texts: list[str], dropout_samples: int | None = None) -> np.ndarray:
+        """``(n, classes)``; with ``dropout_samples`` (BALD's MC dropout) ``(n, samples, classes)``."""
+        if not dropout_samples:
+            return self.classifier.predict_proba(self.embed(texts))
+        return np.stack([self.classifier.predict_proba(self._dropout_embeddings(texts))
+                         for _ in range(dropout_samples)], axis=1)
+
+    @torch.no_grad()
+    def _dropout_embeddings(self, texts: list[str]) -> torch.Tensor:
+        self.encoder.train()  # encode() would switch dropout off
+        try:
+            return torch.cat([
+                self.encoder(batch_to_device(self.encoder.preprocess(texts[start : start + self.batch_size]),
+                                             self.encoder.device))["sentence_embedding"]
+                for start in range(0, len(texts), self.batch_size)
+            ])
+        finally:
+            self.encoder.eval()
+
+    def save(self, path: str | Path) -> None:
+        """A regular SentenceTransformer checkpoint, with the head in its ``classifier/`` folder."""
+        self.encoder.save(str(path))
+        self.classifier.save(str(Path(path) / "classifier"))
+
+
+def load_encoder(base_model: str, max_seq_length: int) -> SentenceTransformer:
+    """The base model as Transformer + Pooling: a final Normalize would hand the softmax head unit vectors."""
+    model = SentenceTransformer(base_model)
+    if isinstance(model[-1], Normalize):
+        model = SentenceTransformer(modules=list(model)[:-1])
+    model.max_seq_length = min(max_seq_length, model.max_seq_length or max_seq_length)
+    return model
+
+
+def train_round(objective: str, base_model: str, texts: list[str], labels: list[int], label_names: list[str],
+                training: RoundTraining, output_dir: str | Path, seed: int) -> RoundModel:
+    """Train ``objective`` from ``base_model`` on the labelled rows and return the round's model."""
+    from st_contrastive.data.class_balanced_sampler import ClassBalancedBatchSampler
+    from st_contrastive.losses.scale import SCALeLoss
+    from st_contrastive.training import TrainSettings, train
+
+    if objective not in OBJECTIVES:
+        raise ValueError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)} (--objective)")
+    torch.manual_seed(seed)
+    encoder = load_encoder(base_model, training.max_seq_length)
+    settings = TrainSettings(output_dir=str(output_dir), batch_size=training.batch_size,
+                             max_steps=round_steps(len(texts), training), learning_rate=training.learning_rate,
+                             seed=seed, learning_rate_mapping={"classifier": training.head_learning_rate})
+    if objective == "siamese":
+        return _siamese(encoder, texts, labels, label_names, training, settings, seed)
+    loss = SCALeLoss(encoder, LabelClassifier(encoder.get_embedding_dimension(), label_names).to(encoder.device),
+                     supcon_weight=training.supcon_weight if objective == "supcon-ce" else 0.0,
+                     temperature=training.temperature, dropout_rates=training.dropout_rates)
+    train(encoder, loss, Dataset.from_dict({"text": texts, "label": labels}), settings,
+          batch_sampler=ClassBalancedBatchSampler)
+    encoder.eval()
+    return RoundModel(encoder, loss.classifier.eval())
+
+
+def siamese_pairs(labels: list[int], repeats: int, seed: int) -> tuple[list[int], list[int], list[float]]:
+    """The paper's §3.2 pairs: per sentence and repeat, one same-label partner (label 1; none when the sentence is
+    alone in its class) and one other-label partner (label −1; none when every row has one label)."""
+    rng = np.random.default_rng(seed)
+    labels = np.asarray(labels)
+    first, second, targets = [], [], []
+    for _ in range(repeats):
+        for i, label in enumerate(labels):
+            same = np.flatnonzero((labels == label) & (np.arange(len(labels)) != i))
+            other = np.flatnonzero(labels != label)
+            for partners, target in ((same, 1.0), (other, -1.0)):
+                if len(partners):
+                    first.append(i)
+                    second.append(int(rng.choice(partners)))
+                    targets.append(target)
+    return first, second, targets
+
+
+def _siamese(encoder, texts, labels, label_names, training, settings, seed) -> RoundModel:
+    """‖label − cos(u, v)‖² is sentence-transformers' CosineSimilarityLoss; then logistic regression on the frozen
+    encoder (scikit-learn's, turned into the same :class:`LabelClassifier` head the other objectives save)."""
+    from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss
+    from sklearn.linear_model import LogisticRegression
+
+    from st_contrastive.training import train
+
+    if len(set(labels)) < 2:
+        raise ValueError("the siamese objective needs two labels among the labelled rows; raise --initial")
+    first, second, targets = siamese_pairs(labels, training.siamese_repeats, seed)
+    pairs = Dataset.from_dict({"sentence1": [texts[i] for i in first], "sentence2": [texts[i] for i in second],
+                               "label": targets})
+    settings.learning_rate_mapping = None  # this loss has no head
+    train(encoder, CosineSimilarityLoss(encoder), pairs, settings)
+    encoder.eval()
+    embeddings = encoder.encode(texts, batch_size=64, convert_to_numpy=True)
+    estimator = LogisticRegression(max_iter=1000).fit(embeddings, labels)
+    return RoundModel(encoder, LabelClassifier.from_logistic_regression(estimator, label_names).eval())

@@ -1,0 +1,139 @@
+"""An active-learning experiment as a person reads it: per-round CSV/JSON, a mean ± std table over seeds, the
+learning curves and a t-SNE of the test embeddings (the paper's Fig. 4) as PNG."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+
+
+def summarize(rows: list[dict]) -> list[dict]:
+    """Mean and std over seeds of accuracy and timings, per objective × acquisition × round."""
+    groups: dict[tuple, list[dict]] = {}
+    for row in rows:
+        groups.setdefault((row["objective"], row["acquisition"], row["round"]), []).append(row)
+    summary = []
+    for (objective, acquisition, round_number), members in groups.items():
+        entry = {"objective": objective, "acquisition": acquisition, "round": round_number,
+                 "labelled": members[0]["labelled"], "percent": members[0]["percent"], "seeds": len(members)}
+        for key in ("accuracy", "f1_macro", "train_seconds", "acquire_seconds"):
+            values = [m[key] for m in members if key in m]
+            if values:
+                entry[f"{key}_mean"] = round(float(np.mean(values)), 2)
+                entry[f"{key}_std"] = round(float(np.std(values)), 2)
+        summary.append(entry)
+    return summary
+
+
+def format_table(summary: list[dict]) -> str:
+    """A markdown table: one row per objective × acquisition, one column per round (accuracy mean ± std)."""
+    percents = sorted({s["percent"] for s in summary})
+    arms = list(dict.fromkeys((s["objective"], s["acquisition"]) for s in summary))
+    cells = {(s["objective"], s["acquisition"], s["percent"]): s for s in summary}
+    header = "| objective | acquisition | " + " | ".join(f"{p:g} %" for p in percents) + " |"
+    lines = [header, "|" + "---|" * (len(percents) + 2)]
+    for objective, acquisition in arms:
+        values = []
+        for percent in percents:
+            s = cells.get((objective, acquisition, percent))
+            values.append(f"{s['accuracy_mean']:.2f} ± {s['accuracy_std']:.2f}" if s and "accuracy_mean" in s else "")
+        lines.append(f"| {objective} | {acquisition} | " + " | ".join(values) + " |")
+    return "\n".join(lines)
+
+
+def format_timing(rows: list[dict]) -> str:
+    """Wall time per round, and the share of it spent scoring the pool (acquisition) rather than training."""
+    lines = ["| objective | acquisition | s / round | training s | acquisition s | acquisition share |",
+             "|---|---|---|---|---|---|"]
+    arms = list(dict.fromkeys((r["objective"], r["acquisition"]) for r in rows))
+    for objective, acquisition in arms:
+        members = [r for r in rows if (r["objective"], r["acquisition"]) == (objective, acquisition)]
+        train = float(np.mean([r.get("train_seconds", 0.0) for r in members]))
+        scoring = float(np.mean([r.get("acquire_seconds", 0.0) for r in members]))
+        evaluation = float(np.mean([r.get("eval_seconds", 0.0) for r in members]))
+        total = train + scoring + evaluation
+        lines.append(f"| {objective} | {acquisition} | {total:.1f} | {train:.1f} | {scoring:.1f} | "
+                     f"{100 * scoring / total:.0f} % |")
+    return "\n".join(lines)
+
+
+def plot_learning_curves(summary: list[dict], path: str | Path, title: str = "") -> Path | None:
+    """Accuracy against % labelled, one line per objective × acquisition, with a ± std band over seeds."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    arms = list(dict.fromkeys((s["objective"], s["acquisition"]) for s in summary if "accuracy_mean" in s))
+    if not arms:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for objective, acquisition in arms:
+        points = sorted((s["percent"], s["accuracy_mean"], s["accuracy_std"]) for s in summary
+                        if (s["objective"], s["acquisition"]) == (objective, acquisition) and "accuracy_mean" in s)
+        x, mean, std = (np.array(v) for v in zip(*points))
+        (line,) = ax.plot(x, mean, marker="o", label=f"{objective}, {acquisition}")
+        ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.15)
+    ax.set_xlabel("% of the pool labelled")
+    ax.set_ylabel("test accuracy (%)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return Path(path)
+
+
+def plot_tsne(panels: dict[str, np.ndarray], labels: list[int], label_names: list[str], path: str | Path,
+              seed: int = 0) -> Path | None:
+    """scikit-learn's t-SNE of each panel's test embeddings, coloured by gold label."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from sklearn.manifold import TSNE
+
+    if not panels:
+        return None
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.5 * len(panels), 4.5), squeeze=False)
+    labels = np.asarray(labels)
+    for ax, (name, embeddings) in zip(axes[0], panels.items()):
+        points = TSNE(n_components=2, init="pca", random_state=seed,
+                      perplexity=min(30.0, (len(embeddings) - 1) / 3)).fit_transform(embeddings)
+        for label, label_name in enumerate(label_names):
+            mask = labels == label
+            ax.scatter(points[mask, 0], points[mask, 1], s=6, label=label_name)
+        ax.set_title(name, fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    axes[0][0].legend(fontsize=7, markerscale=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return Path(path)
+
+
+def write_reports(output: str | Path, rows: list[dict], title: str = "") -> dict[str, Path]:
+    """``metrics.csv``/``.json`` (every round of every arm), ``summary.json``, ``results.md`` and
+    ``learning_curve.png`` in ``output``; returns their paths."""
+    output = Path(output)
+    paths = {"metrics_csv": output / "metrics.csv", "metrics_json": output / "metrics.json",
+             "summary_json": output / "summary.json", "table": output / "results.md"}
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    with paths["metrics_csv"].open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+    paths["metrics_json"].write_text(json.dumps(rows, indent=1))
+    summary = summarize(rows)
+    paths["summary_json"].write_text(json.dumps(summary, indent=1))
+    paths["table"].write_text(f"# {title}\n\nTest accuracy (%), mean ± std over seeds\n\n{format_table(summary)}\n\n"
+                              f"Wall time per round (mean over rounds and seeds)\n\n{format_timing(rows)}\n")
+    curve = plot_learning_curves(summary, output / "learning_curve.png", title)
+    if curve:
+        paths["learning_curve"] = curve
+    return paths

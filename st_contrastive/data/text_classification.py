@@ -1,0 +1,130 @@
+"""Single-sentence classification data (TREC-6, SST-2, a user's own file) as a train pool and a test split."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from st_contrastive.data.table_file import read_rows
+from st_contrastive.data_dir import SHARED_TEXT_CLASSIFICATION, data_file
+
+TEXT_COLUMNS = ("text", "sentence")
+LABEL_COLUMNS = ("label_name", "label_text", "label")  # a name column first: it is what a person labels with
+
+
+@dataclass
+class TextClassificationData:
+    """Texts of a pool to label (``train``) and of a test split, with label ids into ``label_names``.
+
+    ``train_labels[i]`` is ``None`` where the pool row has no label yet (a human labels it when asked).
+    ``test_texts`` is empty when the source has no test split (no accuracy is then reported).
+    """
+
+    name: str
+    label_names: list[str]
+    train_texts: list[str]
+    train_labels: list[int | None]
+    test_texts: list[str]
+    test_labels: list[int]
+
+    def subset_pool(self, size: int | None, seed: int) -> TextClassificationData:
+        """The same data with a random pool of ``size`` rows (all when ``size`` is None or larger)."""
+        import numpy as np
+
+        if size is None or size >= len(self.train_texts):
+            return self
+        keep = np.sort(np.random.default_rng(seed).choice(len(self.train_texts), size, replace=False))
+        return TextClassificationData(self.name, self.label_names, [self.train_texts[i] for i in keep],
+                                      [self.train_labels[i] for i in keep], self.test_texts, self.test_labels)
+
+    def subset_test(self, size: int | None, seed: int) -> TextClassificationData:
+        """The same data with a random ``size`` rows of the test split (all when ``size`` is None or larger)."""
+        import numpy as np
+
+        if size is None or size >= len(self.test_texts):
+            return self
+        keep = np.sort(np.random.default_rng(seed).choice(len(self.test_texts), size, replace=False))
+        return TextClassificationData(self.name, self.label_names, self.train_texts, self.train_labels,
+                                      [self.test_texts[i] for i in keep], [self.test_labels[i] for i in keep])
+
+
+def load_text_classification(source: str, label_names: list[str] | None = None) -> TextClassificationData:
+    """``trec`` or ``sst2`` (the shared SentEval files), a ``.csv``/``.tsv``/``.jsonl`` file, or a Hub dataset id.
+
+    A file has a ``text`` (or ``sentence``) column, a ``label`` column (names or ids; empty where unlabelled) and
+    optionally ``split`` (``train``/``test``; other values such as ``dev`` are left out, no value means train).
+    ``label_names`` fixes the label set and its order; by default it is the sorted labels the file uses.
+    A row without text, or with a label outside ``label_names``, is an error that names the row.
+    """
+    if source in SHARED_TEXT_CLASSIFICATION:
+        path = data_file(SHARED_TEXT_CLASSIFICATION[source])
+        return _from_rows(read_rows(path), str(path), source, label_names)
+    path = Path(source).expanduser()
+    if path.is_file():
+        return _from_rows(read_rows(path), str(path), path.stem, label_names)
+    return _from_hub(source, label_names)
+
+
+def _column(row: dict, names: tuple[str, ...], what: str, where: str) -> str:
+    for name in names:
+        if name in row:
+            return name
+    raise ValueError(f"{where}: no {what} column (looked for {list(names)}); columns are {list(row)}")
+
+
+def _from_rows(rows: list[dict], where: str, name: str, label_names: list[str] | None) -> TextClassificationData:
+    if not rows:
+        raise ValueError(f"{where}: no rows")
+    text = _column(rows[0], TEXT_COLUMNS, "text", where)
+    label = _column(rows[0], LABEL_COLUMNS, "label", where)
+    splits = {"train": ([], []), "test": ([], [])}
+    for number, row in enumerate(rows, start=1):
+        split = str(row.get("split") or "train").strip()
+        if split not in splits:
+            continue
+        if not isinstance(row.get(text), str) or not row[text].strip():
+            raise ValueError(f"{where}, row {number}: no text (got {row.get(text)!r})")
+        value = row.get(label)
+        value = None if value is None or str(value).strip() == "" else str(value).strip()
+        if value is None and split == "test":
+            raise ValueError(f"{where}, row {number}: a test row needs a label")
+        splits[split][0].append(row[text])
+        splits[split][1].append(value)
+    names = label_names or sorted({v for _, labels in splits.values() for v in labels if v is not None}, key=_order)
+    if len(names) < 2:
+        raise ValueError(f"{where}: found the labels {names}; a classifier needs at least two (pass --label-names)")
+    index = {label_name: i for i, label_name in enumerate(names)}
+
+    def ids(labels: list[str | None], split: str) -> list[int | None]:
+        for position, value in enumerate(labels):
+            if value is not None and value not in index:
+                raise ValueError(f"{where}: {split} row {position + 1} has the label {value!r}, not one of {names} "
+                                 "(change the row or --label-names)")
+        return [None if value is None else index[value] for value in labels]
+
+    return TextClassificationData(name, list(names), splits["train"][0], ids(splits["train"][1], "train"),
+                                  splits["test"][0], ids(splits["test"][1], "test"))
+
+
+def _order(value: str) -> tuple:
+    """Numeric labels in number order (2 before 10), names alphabetically."""
+    return (0, int(value), "") if value.lstrip("-").isdigit() else (1, 0, value)
+
+
+def _from_hub(source: str, label_names: list[str] | None) -> TextClassificationData:
+    from datasets import load_dataset
+
+    dataset = load_dataset(source)
+    if "train" not in dataset:
+        raise ValueError(f"{source}: no train split (splits are {list(dataset)})")
+    rows = []
+    for split in ("train", "test"):
+        if split not in dataset:
+            continue
+        feature = dataset[split].features.get("label")
+        names = getattr(feature, "names", None)  # a ClassLabel: ids to names
+        for row in dataset[split]:
+            label = row.get("label")
+            rows.append({"text": row.get("text", row.get("sentence")), "split": split,
+                         "label": names[label] if names and label is not None and label >= 0 else label})
+    return _from_rows(rows, source, source.rsplit("/", 1)[-1], label_names)

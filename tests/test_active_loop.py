@@ -1,0 +1,228 @@
+"""The active-learning loop with a tiny real model: the human oracle's file round trip, refused label files that
+leave the state as it was, an exact resume after a crash, the reference arm's labelled sets, and the reports."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+from sentence_transformers import SentenceTransformer
+
+from st_contrastive.active import ActiveLearningConfig, ArmState, AwaitingLabels, RoundTraining, round_sizes
+from st_contrastive.active import loop as loop_module
+from st_contrastive.active.objectives import siamese_pairs
+from st_contrastive.active.report import summarize, write_reports
+from st_contrastive.cli import main as cli_main
+from st_contrastive.data.text_classification import load_text_classification
+from st_contrastive.models import LabelClassifier
+
+QUESTIONS = {
+    "HUM": ["Who wrote Hamlet ?", "Who painted the Mona Lisa ?", "Who invented the telephone ?",
+            "Who was the first president ?", "Who discovered penicillin ?", "Who sang Thriller ?",
+            "Who built the pyramids ?", "Who founded Rome ?"],
+    "LOC": ["Where is Lima ?", "Where is the Eiffel Tower ?", "Where do kangaroos live ?", "Where is Everest ?",
+            "Where is the Nile ?", "Where was Mozart born ?", "Where is Tokyo ?", "Where is Mount Fuji ?"],
+    "NUM": ["How far is the moon ?", "How many legs has a spider ?", "How old is the sun ?", "How tall is Everest ?",
+            "How many days in a year ?", "How deep is the ocean ?", "How long is the Nile ?", "How fast is light ?"],
+}
+
+
+@pytest.fixture()
+def dataset_csv(tmp_path):
+    """24 training questions (3 classes) and 6 test questions, as a user's CSV with label names."""
+    path = tmp_path / "questions.csv"
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["text", "label", "split"])
+        for label, texts in QUESTIONS.items():
+            writer.writerows([text, label, "train"] for text in texts)
+            writer.writerows([text.replace("?", "today ?"), label, "test"] for text in texts[:2])
+    return str(path)
+
+
+@pytest.fixture()
+def base_model(tiny_model, tmp_path):
+    path = tmp_path / "base"
+    tiny_model.save(str(path))
+    return str(path)
+
+
+def config(dataset, model, output, **overrides) -> ActiveLearningConfig:
+    values = {"dataset": dataset, "model": model, "objectives": ["ce"], "acquisitions": ["entropy"], "seeds": 1,
+              "initial": 0.25, "step": 0.25, "budget": 0.75, "output": str(output),
+              "training": RoundTraining(epochs=1, min_steps=2, batch_size=4)}
+    return ActiveLearningConfig(**(values | overrides))
+
+
+def fill(path, gold: dict[str, str], change=None):
+    """Label a queries file as a person would, with the gold label names; ``change`` edits the rows first."""
+    with path.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    for row in rows:
+        row["label"] = gold[row["text"]]
+    if change:
+        rows = change(rows)
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["round", "id", "text", "label"])
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+GOLD = {text: label for label, texts in QUESTIONS.items() for text in texts}
+
+
+def test_schedule_of_labelled_rows():
+    assert round_sizes(5452, ActiveLearningConfig()) == [round(k * 54.52) for k in range(1, 16)]
+    assert round_sizes(1500, ActiveLearningConfig(step=0.05)) == [15, 75, 150, 225]
+
+
+def test_human_oracle_round_trip_through_the_file(dataset_csv, base_model, tmp_path):
+    run = config(dataset_csv, base_model, tmp_path / "run", oracle="human")
+    arm = tmp_path / "run" / "arms" / "ce-entropy-seed0"
+    for round_number, expected_rows in enumerate([6, 6, 6]):
+        with pytest.raises(AwaitingLabels) as waiting:
+            loop_module.run_active_learning(run, progress=False)
+        assert waiting.value.path == arm / f"queries-round-{round_number:03d}.csv"
+        assert waiting.value.missing == expected_rows
+        fill(waiting.value.path, GOLD)
+    rows = loop_module.run_active_learning(run, progress=False)
+    assert [r["labelled"] for r in rows] == [6, 12, 18]
+    state = ArmState.load(arm)
+    assert len(state.labelled) == 18 and state.pending is None
+    data = load_text_classification(dataset_csv)
+    assert all(data.label_names[label] == GOLD[data.train_texts[i]] for i, label in state.labelled.items())
+    # What the user takes away: a plain checkpoint and its head.
+    model = SentenceTransformer(str(arm / "model"))
+    head = LabelClassifier.load(str(arm / "model" / "classifier"))
+    assert head.labels == ["HUM", "LOC", "NUM"]
+    assert len(head.predict(model.encode(["Who is there ?"]))) == 1
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda rows: [rows[0] | {"label": "PERSON"}, *rows[1:]], r"line 2: unknown label 'PERSON'"),
+    (lambda rows: [*rows, rows[0]], r"line 8: row id \d+ appears twice"),
+    (lambda rows: [r | {"round": "3"} for r in rows], r"line 2: round '3', but the run waits for the labels of round 1"),
+    (lambda rows: rows[:-1], r"row id \d+ \(queried in round 1\) is missing"),
+    (lambda rows: [rows[0] | {"id": "999"}, *rows[1:]], r"line 2: row id 999 was not queried in round 1"),
+])
+def test_bad_label_files_are_refused_naming_the_row_and_the_state_is_untouched(dataset_csv, base_model, tmp_path,
+                                                                               change, message):
+    run = config(dataset_csv, base_model, tmp_path / "run", oracle="human")
+    for round_number in range(2):
+        with pytest.raises(AwaitingLabels) as waiting:
+            loop_module.run_active_learning(run, progress=False)
+        if round_number == 0:
+            fill(waiting.value.path, GOLD)
+    state_file = tmp_path / "run" / "arms" / "ce-entropy-seed0" / "state.json"
+    before = state_file.read_bytes()
+    fill(waiting.value.path, GOLD)
+    good = waiting.value.path.read_text()
+    fill(waiting.value.path, GOLD, change)
+    with pytest.raises(ValueError, match=message):
+        loop_module.run_active_learning(run, progress=False)
+    assert state_file.read_bytes() == before
+    waiting.value.path.write_text(good)  # corrected: the run goes on
+    with pytest.raises(AwaitingLabels, match="queries-round-002"):
+        loop_module.run_active_learning(run, progress=False)
+
+
+def test_the_command_line_refuses_a_bad_label_file_in_one_line(dataset_csv, base_model, tmp_path, capsys):
+    output = tmp_path / "run"
+    cli_main(["active", "--dataset", dataset_csv, "--model", base_model, "--objective", "ce", "--seeds", "1",
+              "--oracle", "human", "--initial", "0.25", "--step", "0.25", "--budget", "0.5", "--output", str(output),
+              "--epochs", "1", "--min-steps", "2", "--batch-size", "4"])
+    assert "st-contrastive active --resume" in capsys.readouterr().out
+    fill(output / "arms" / "ce-entropy-seed0" / "queries-round-000.csv", GOLD,
+         lambda rows: [rows[0] | {"label": "nope"}, *rows[1:]])
+    with pytest.raises(SystemExit) as exit_info:
+        cli_main(["active", "--resume", str(output)])
+    assert str(exit_info.value).count("\n") == 0 and "line 2: unknown label 'nope'" in str(exit_info.value)
+
+
+def test_resume_after_a_crash_continues_exactly(dataset_csv, base_model, tmp_path, monkeypatch):
+    uninterrupted = loop_module.run_active_learning(config(dataset_csv, base_model, tmp_path / "a"), progress=False)
+    calls = []
+    from st_contrastive.active import objectives
+
+    real_train_round = objectives.train_round
+
+    def crashing(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:  # killed while training round 2
+            raise KeyboardInterrupt
+        return real_train_round(*args, **kwargs)
+
+    monkeypatch.setattr(objectives, "train_round", crashing)
+    with pytest.raises(KeyboardInterrupt):
+        loop_module.run_active_learning(config(dataset_csv, base_model, tmp_path / "b"), progress=False)
+    assert len(ArmState.load(tmp_path / "b" / "arms" / "ce-entropy-seed0").rounds) == 2
+    resumed = loop_module.run_active_learning(config(dataset_csv, base_model, tmp_path / "b"), progress=False)
+    a, b = (ArmState.load(tmp_path / run / "arms" / "ce-entropy-seed0") for run in ("a", "b"))
+    assert list(a.labelled.items()) == list(b.labelled.items())  # same rows, same order: nothing acquired twice
+    assert [r["acquired"] for r in a.rounds] == [r["acquired"] for r in b.rounds]
+    assert [r["accuracy"] for r in uninterrupted] == [r["accuracy"] for r in resumed]
+    assert len(set(a.labelled)) == len(a.labelled) == 18
+
+
+def test_another_experiment_in_the_same_folder_is_refused(dataset_csv, base_model, tmp_path):
+    loop_module.run_active_learning(config(dataset_csv, base_model, tmp_path / "run", budget=0.25), progress=False)
+    with pytest.raises(ValueError, match="other settings \\(budget differ\\)"):
+        loop_module.run_active_learning(config(dataset_csv, base_model, tmp_path / "run", budget=0.5), progress=False)
+
+
+def test_setfit_reference_and_siamese_arms_train_on_the_same_labelled_sets(dataset_csv, base_model, tmp_path):
+    run = config(dataset_csv, base_model, tmp_path / "run", objectives=["siamese", "supcon-ce"],
+                 acquisitions=["random"], budget=0.5, reference="setfit")
+    rows = loop_module.run_active_learning(run, progress=False)
+    assert {r["objective"] for r in rows} == {"siamese", "supcon-ce", "setfit"}
+    arms = {name: ArmState.load(tmp_path / "run" / "arms" / f"{name}-random-seed0")
+            for name in ("siamese", "supcon-ce", "setfit")}
+    for round_number in range(2):  # random acquisition does not depend on the model: one labelled set per round
+        sets = [list(arm.labelled_at(round_number).items()) for arm in arms.values()]
+        assert sets[0] == sets[1] == sets[2]
+    paths = write_reports(tmp_path / "run", rows, title="questions")
+    assert paths["learning_curve"].stat().st_size > 0
+    table = paths["table"].read_text()
+    assert "| setfit | random |" in table and "| supcon-ce | random |" in table
+
+
+def test_siamese_pairs_follow_the_labels():
+    labels = [0, 0, 1, 1, 1, 2]  # class 2 has one sentence: no same-label partner for it
+    first, second, targets = siamese_pairs(labels, repeats=3, seed=0)
+    for i, j, target in zip(first, second, targets):
+        assert i != j and (labels[i] == labels[j]) == (target == 1.0)
+    assert sum(1 for i, t in zip(first, targets) if i == 5 and t == 1.0) == 0
+    assert sum(1 for t in targets if t == -1.0) == 3 * len(labels)
+
+
+def test_summary_is_mean_and_std_over_seeds(tmp_path):
+    rows = [{"objective": "ce", "acquisition": "random", "seed": s, "round": 0, "labelled": 10, "percent": 1.0,
+             "accuracy": acc, "train_seconds": 2.0, "acquire_seconds": 1.0} for s, acc in enumerate([50.0, 60.0, 70.0])]
+    (summary,) = summarize(rows)
+    assert summary["accuracy_mean"] == pytest.approx(np.mean([50, 60, 70]), abs=0.01)
+    assert summary["accuracy_std"] == pytest.approx(np.std([50, 60, 70]), abs=0.01)
+    paths = write_reports(tmp_path, rows)
+    assert "| ce | random | 60.00 ± 8.16 |" in paths["table"].read_text()
+    assert json.loads(paths["metrics_json"].read_text()) == rows
+    with paths["metrics_csv"].open() as f:
+        assert len(list(csv.DictReader(f))) == 3
+
+
+def test_user_files_name_the_bad_row(tmp_path):
+    path = tmp_path / "texts.csv"
+    path.write_text("text,label\nfine text,pos\nother text,\n,neg\n")
+    with pytest.raises(ValueError, match=r"row 3: no text"):
+        load_text_classification(str(path))
+    path.write_text("text,label\nfine text,pos\nother text,\nthird,meh\n")
+    with pytest.raises(ValueError, match=r"train row 3 has the label 'meh', not one of \['neg', 'pos'\]"):
+        load_text_classification(str(path), label_names=["neg", "pos"])
+    data = load_text_classification(str(path))
+    assert data.label_names == ["meh", "pos"] and data.train_labels == [1, None, 0] and data.test_texts == []
+
+
+def test_shared_trec_and_sst2():
+    trec = load_text_classification("trec")
+    assert (len(trec.train_texts), len(trec.test_texts)) == (5452, 500)
+    assert trec.label_names == ["ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM"]
+    sst2 = load_text_classification("sst2")
+    assert (len(sst2.train_texts), len(sst2.test_texts), sst2.label_names) == (6920, 1821, ["negative", "positive"])
