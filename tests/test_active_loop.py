@@ -226,3 +226,14 @@ def test_shared_trec_and_sst2():
     assert trec.label_names == ["ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM"]
     sst2 = load_text_classification("sst2")
     assert (len(sst2.train_texts), len(sst2.test_texts), sst2.label_names) == (6920, 1821, ["negative", "positive"])
+
+
+def test_a_dataset_folder_goes_through_the_hub_loader(tmp_path):
+    """``load_dataset`` on a local folder: the code path a Hub id takes, offline."""
+    folder = tmp_path / "my-dataset"
+    folder.mkdir()
+    (folder / "train.csv").write_text("text,label\nWho wrote Hamlet ?,HUM\nWhere is Lima ?,LOC\nWho sang ?,HUM\n")
+    (folder / "test.csv").write_text("text,label\nWhere is Rome ?,LOC\n")
+    data = load_text_classification(str(folder))
+    assert data.label_names == ["HUM", "LOC"]
+    assert (data.train_labels, data.test_texts, data.test_labels) == ([0, 1, 0], ["Where is Rome ?"], [1])

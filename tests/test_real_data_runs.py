@@ -42,3 +42,23 @@ def test_supcon_on_snli_trains_a_head_that_beats_chance(tmp_path):
     names = ["entailment", "neutral", "contradiction"]
     accuracy = np.mean([names.index(p) == gold for p, gold in zip(predicted, test["label"])])
     assert accuracy > 0.45, accuracy  # chance is 1/3; measured 0.55 after these 30 steps
+
+
+def test_scale_active_learning_on_trec_learns_and_its_saved_head_predicts_what_was_scored(tmp_path):
+    from st_contrastive.active import ActiveLearningConfig, ArmState, RoundTraining, run_active_learning
+    from st_contrastive.data.text_classification import load_text_classification
+    from st_contrastive.models import LabelClassifier
+
+    config = ActiveLearningConfig(dataset="trec", objectives=["supcon-ce"], acquisitions=["entropy"], seeds=1,
+                                  pool_size=600, test_size=200, initial=0.05, step=0.05, budget=0.1,
+                                  output=str(tmp_path / "al"), training=RoundTraining(epochs=3, min_steps=10))
+    rows = run_active_learning(config, progress=False)
+    assert [r["labelled"] for r in rows] == [30, 60]
+    assert rows[-1]["accuracy"] > 40, rows  # 6 classes, the largest is 23 % of the test split
+    arm = tmp_path / "al" / "arms" / "supcon-ce-entropy-seed0"
+    assert len(ArmState.load(arm).labelled) == 60
+    data = load_text_classification("trec").subset_test(200, seed=0)
+    model = SentenceTransformer(str(arm / "model"), device="cpu")
+    head = LabelClassifier.load(str(arm / "model" / "classifier"))
+    predicted = head.predict_proba(model.encode(data.test_texts)).argmax(axis=1)
+    assert 100 * np.mean(predicted == np.array(data.test_labels)) == pytest.approx(rows[-1]["accuracy"], abs=0.01)

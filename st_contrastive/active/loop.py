@@ -148,7 +148,7 @@ def _evaluate(data, model, folder: Path) -> dict:
         return {}
     start = time.perf_counter()
     embeddings = model.embed(data.test_texts)
-    predicted = model.proba(data.test_texts).argmax(axis=1)
+    predicted = model.proba_of(embeddings).argmax(axis=1)
     np.save(folder / "test_embeddings.npy", embeddings.astype(np.float32))
     return {"accuracy": round(100 * accuracy_score(data.test_labels, predicted), 2),
             "f1_macro": round(100 * f1_score(data.test_labels, predicted, average="macro"), 2),

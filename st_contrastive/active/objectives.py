@@ -37,10 +37,14 @@ class RoundModel:
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.encoder.encode(texts, batch_size=self.batch_size, convert_to_numpy=True)
 
+    def proba_of(self, embeddings: np.ndarray) -> np.ndarray:
+        """Class probabilities of embeddings from :meth:`embed`, ``(n, classes)``."""
+        return self.classifier.predict_proba(embeddings)
+
     def proba(self, texts: list[str], dropout_samples: int | None = None) -> np.ndarray:
         """``(n, classes)``; with ``dropout_samples`` (BALD's MC dropout) ``(n, samples, classes)``."""
         if not dropout_samples:
-            return self.classifier.predict_proba(self.embed(texts))
+            return self.proba_of(self.embed(texts))
         return np.stack([self.classifier.predict_proba(self._dropout_embeddings(texts))
                          for _ in range(dropout_samples)], axis=1)
 

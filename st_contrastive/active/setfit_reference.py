@@ -20,13 +20,17 @@ class SetFitRoundModel:
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.model.model_body.encode(texts, batch_size=self.batch_size, convert_to_numpy=True)
 
+    def proba_of(self, embeddings: np.ndarray) -> np.ndarray:
+        """SetFit's logistic-regression head on body embeddings (what ``SetFitModel.predict_proba`` computes)."""
+        seen = self.model.model_head.predict_proba(embeddings)
+        proba = np.zeros((len(embeddings), self.classes), dtype=seen.dtype)  # classes absent from the labelled set: 0
+        proba[:, self.model.model_head.classes_.astype(int)] = seen
+        return proba
+
     def proba(self, texts: list[str], dropout_samples: int | None = None) -> np.ndarray:
         if dropout_samples:
             raise ValueError("the SetFit reference arm has a logistic-regression head: no MC dropout (BALD)")
-        seen = np.asarray(self.model.predict_proba(texts, batch_size=self.batch_size, as_numpy=True))
-        proba = np.zeros((len(texts), self.classes), dtype=seen.dtype)  # classes absent from the labelled set: 0
-        proba[:, self.model.model_head.classes_.astype(int)] = seen
-        return proba
+        return self.proba_of(self.embed(texts))
 
     def save(self, path: str | Path) -> None:
         self.model.save_pretrained(str(path))
