@@ -1,0 +1,138 @@
+"""Level-batched Tree-LSTM cells equal a naive recursive per-node implementation, forward and gradients, on
+random trees and on single-word, chain and star trees."""
+
+import random
+
+import pytest
+import torch
+
+from st_contrastive.models.binary_tree_lstm import BinaryTreeLSTMCell
+from st_contrastive.models.child_sum_tree_lstm import ChildSumTreeLSTMCell
+from st_contrastive.models.tree_batch import TreeBatch
+from st_contrastive.parsing import ParsedSentence, binarize, project_heads
+
+DOUBLE = torch.float64  # compare at 1e-5 without float32 noise from the summation order
+
+
+def random_heads(n: int, rng: random.Random) -> list[int]:
+    """A random dependency tree over n tokens: each token but the root hangs from one placed before it."""
+    order = list(range(n))
+    rng.shuffle(order)
+    heads = [0] * n
+    for k, token in enumerate(order[1:], start=1):
+        heads[token] = order[rng.randrange(k)] + 1
+    return heads
+
+
+SHAPES = [[0], [2, 3, 4, 0], [0, 1, 1, 1, 1]]  # single word, chain, star
+
+
+def depth(heads: list[int], token: int) -> int:
+    """Edges from ``token`` up to the root: one cell call per level means the tallest tree's depth + 1 calls."""
+    steps = 0
+    while heads[token]:
+        token, steps = heads[token] - 1, steps + 1
+    return steps
+
+
+def sentences():
+    rng = random.Random(0)
+    return SHAPES + [random_heads(rng.randint(2, 12), rng) for _ in range(12)]
+
+
+def naive_child_sum(cell, x, children, node):
+    """Tai et al.'s equations for one node, recursing into its children first."""
+    H = cell.hidden_size
+    kids = [naive_child_sum(cell, x, children, child) for child in children[node]]
+    gx = cell.input_gates.weight @ x[node] + cell.input_gates.bias
+    if kids:
+        hs = torch.stack([h for h, _ in kids])
+        if cell.attention:
+            q = cell.query.weight @ x[node] + cell.query.bias
+            scores = torch.stack([torch.dot(q, cell.key.weight @ h + cell.key.bias)
+                                  / (q.norm() * (cell.key.weight @ h + cell.key.bias).norm()) for h in hs])
+            h_tilde = (torch.softmax(scores, 0)[:, None] * hs).sum(0)
+        else:
+            h_tilde = hs.sum(0)
+    else:
+        h_tilde = torch.zeros(H, dtype=x.dtype)
+    iou = gx[: 3 * H] + cell.hidden_iou.weight @ h_tilde
+    i, o, u = iou[:H], iou[H : 2 * H], iou[2 * H :]
+    c = torch.sigmoid(i) * torch.tanh(u)
+    for h_k, c_k in kids:
+        c = c + torch.sigmoid(gx[3 * H :] + cell.hidden_f.weight @ h_k) * c_k
+    return torch.sigmoid(o) * torch.tanh(c), c
+
+
+def naive_binary(cell, x, tree):
+    """The N=2 cell for one node; a leaf is a token position with no children."""
+    H = cell.hidden_size
+    if isinstance(tree, int):
+        x_node, (h_l, c_l), (h_r, c_r) = x[tree], (torch.zeros(H, dtype=x.dtype),) * 2, (torch.zeros(H, dtype=x.dtype),) * 2
+    else:
+        x_node = torch.zeros(x.shape[1], dtype=x.dtype)
+        (h_l, c_l), (h_r, c_r) = (naive_binary(cell, x, child) for child in tree.children)
+    g = cell.input_gates.weight @ x_node + cell.input_gates.bias + cell.left_gates.weight @ h_l \
+        + cell.right_gates.weight @ h_r
+    i, f_l, f_r, o, u = g.split(H)
+    c = torch.sigmoid(i) * torch.tanh(u) + torch.sigmoid(f_l) * c_l + torch.sigmoid(f_r) * c_r
+    return torch.sigmoid(o) * torch.tanh(c), c
+
+
+def compare(cell, batched_roots, naive_roots, inputs):
+    """Equal roots, and equal gradients of the same scalar for inputs and every parameter."""
+    torch.testing.assert_close(batched_roots, naive_roots, atol=1e-5, rtol=0)
+    weights = torch.randn_like(batched_roots)
+    grads = []
+    for roots in (batched_roots, naive_roots):
+        cell.zero_grad()
+        inputs.grad = None
+        (roots * weights).sum().backward()
+        grads.append([inputs.grad.clone(), *(p.grad.clone() for p in cell.parameters())])
+    for batched, naive in zip(*grads):
+        torch.testing.assert_close(batched, naive, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("attention", [False, True], ids=["child-sum", "attentive"])
+def test_child_sum_cell_equals_per_node_recursion(attention):
+    torch.manual_seed(0)
+    heads = sentences()
+    cell = ChildSumTreeLSTMCell(6, 5, attention=attention).to(DOUBLE)
+    batch = TreeBatch.from_heads(heads)
+    inputs = torch.randn(batch.num_nodes, 6, dtype=DOUBLE, requires_grad=True)
+    h, _ = cell(inputs, batch)
+    naive_roots, offset = [], 0
+    for sentence in heads:
+        parsed = ParsedSentence(["w"] * len(sentence), ["X"] * len(sentence), sentence, ["dep"] * len(sentence))
+        children = parsed.dependents()
+        naive_roots.append(naive_child_sum(cell, inputs[offset:], children, parsed.root)[0])
+        offset += len(sentence)
+    assert len(batch.levels) == 1 + max(depth(sentence, t) for sentence in heads for t in range(len(sentence)))
+    compare(cell, h[batch.roots], torch.stack(naive_roots), inputs)
+
+
+def test_binary_cell_equals_per_node_recursion():
+    torch.manual_seed(0)
+    heads = sentences()
+    trees = [binarize(project_heads(ParsedSentence(["w"] * len(s), ["X"] * len(s), s, ["dep"] * len(s))))
+             for s in heads]
+    lengths = [len(s) for s in heads]
+    cell = BinaryTreeLSTMCell(6, 5).to(DOUBLE)
+    batch = TreeBatch.from_binary_trees(trees, lengths)
+    words = torch.randn(sum(lengths), 6, dtype=DOUBLE, requires_grad=True)
+    # A node's input: its word, or zeros for an inner constituent.
+    inputs = torch.cat([words, torch.zeros(1, 6, dtype=DOUBLE)])[torch.where(batch.token_index < 0, len(words), batch.token_index)]
+    h, _ = cell(inputs, batch)
+    naive_roots, offset = [], 0
+    for tree, length in zip(trees, lengths):
+        naive_roots.append(naive_binary(cell, words[offset : offset + length], tree)[0])
+        offset += length
+    compare(cell, h[batch.roots], torch.stack(naive_roots), words)
+
+
+def test_binary_batches_refuse_unbinarized_trees():
+    tree = project_heads(ParsedSentence(["a", "b", "c"], ["X"] * 3, [0, 1, 1], ["dep"] * 3))  # 3 children
+    with pytest.raises(ValueError, match="binarize the tree first"):
+        TreeBatch.from_binary_trees([tree], [3])
+    with pytest.raises(ValueError, match="from_binary_trees"):
+        BinaryTreeLSTMCell(2, 2)(torch.zeros(3, 2), TreeBatch.from_heads([[0, 1, 1]]))
