@@ -237,3 +237,11 @@ def test_a_dataset_folder_goes_through_the_hub_loader(tmp_path):
     data = load_text_classification(str(folder))
     assert data.label_names == ["HUM", "LOC"]
     assert (data.train_labels, data.test_texts, data.test_labels) == ([0, 1, 0], ["Where is Rome ?"], [1])
+
+
+def test_a_bad_data_file_stops_the_run_before_anything_is_written(tmp_path):
+    path = tmp_path / "texts.csv"
+    path.write_text("text,label\nfine text,pos\n,neg\n")
+    with pytest.raises(ValueError, match="row 2: no text"):
+        loop_module.run_active_learning(config(str(path), "unused", tmp_path / "run"), progress=False)
+    assert not (tmp_path / "run").exists()

@@ -43,8 +43,8 @@ def run_active_learning(config: ActiveLearningConfig, *, progress: bool = True) 
 
     config.check()
     output = Path(config.output)
-    _write_config(output, config)
     data = load_text_classification(config.dataset, config.label_names).subset_test(config.test_size, seed=0)
+    _write_config(output, config)  # after the data loaded: a bad file leaves no run folder behind
     base_model = config.model or default_model()
     rows = []
     for seed in range(config.seeds):
