@@ -12,15 +12,25 @@ PROBA = np.array([[0.5, 0.5, 0.0], [0.4, 0.3, 0.3], [0.9, 0.05, 0.05], [0.6, 0.4
 A, B, C, D = range(4)
 
 
+class FixedModel:
+    """A round model whose texts are row numbers, scored by fixed arrays (embeddings map back to their rows)."""
+
+    def __init__(self, proba, dropout_proba=None, embeddings=None):
+        self.fixed_proba, self.dropout_proba, self.embeddings = proba, dropout_proba, embeddings
+
+    def embed(self, texts):
+        return self.embeddings[[int(t) for t in texts]]
+
+    def proba_of(self, embeddings):
+        rows = [int(np.flatnonzero((self.embeddings == e).all(axis=1))[0]) for e in embeddings]
+        return self.fixed_proba[rows]
+
+    def proba(self, texts, dropout_samples=None):
+        return (self.dropout_proba if dropout_samples else self.fixed_proba)[[int(t) for t in texts]]
+
+
 def fixed_model(proba=PROBA, dropout_proba=None, embeddings=None) -> PoolModel:
-    """A pool whose texts are row numbers, scored by fixed arrays."""
-    def rows(texts):
-        return [int(t) for t in texts]
-
-    def score(texts, dropout_samples=None):
-        return (dropout_proba if dropout_samples else proba)[rows(texts)]
-
-    return PoolModel([str(i) for i in range(len(proba))], score, lambda texts: embeddings[rows(texts)])
+    return PoolModel([str(i) for i in range(len(proba))], FixedModel(proba, dropout_proba, embeddings))
 
 
 def entropy(p):

@@ -10,8 +10,9 @@ generator seeded by (seed, round), so a resumed run acquires what an uninterrupt
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from small_text.query_strategies import (
@@ -30,25 +31,24 @@ from st_contrastive.active.config import ACQUISITIONS
 class PoolModel:
     """A round's model seen by small-text: class probabilities and embeddings of pool rows, by row id.
 
-    ``proba(texts, dropout_samples)`` returns ``(n, classes)``, or ``(n, samples, classes)`` with MC dropout;
-    ``embed(texts)`` returns ``(n, dimension)``.
+    ``model`` is the round's model (:class:`~st_contrastive.active.objectives.RoundModel` or the SetFit one):
+    ``embed(texts)``, ``proba_of(embeddings)``, and ``proba(texts, dropout_samples)`` for MC dropout.
     """
 
     texts: Sequence[str]
-    proba: Callable[..., np.ndarray]
-    embed_texts: Callable[[list[str]], np.ndarray]
+    model: Any
 
     def _texts(self, ids) -> list[str]:
         return [self.texts[i] for i in np.asarray(ids)]
 
     def predict_proba(self, ids, dropout_sampling: int | None = None) -> np.ndarray:
         if dropout_sampling:
-            return self.proba(self._texts(ids), dropout_samples=dropout_sampling)
-        return self.proba(self._texts(ids))
+            return self.model.proba(self._texts(ids), dropout_samples=dropout_sampling)
+        return self.model.proba(self._texts(ids))
 
     def embed(self, ids, return_proba: bool = False, pbar=None, **_) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
-        embeddings = self.embed_texts(self._texts(ids))
-        return (embeddings, self.proba(self._texts(ids))) if return_proba else embeddings
+        embeddings = self.model.embed(self._texts(ids))
+        return (embeddings, self.model.proba_of(embeddings)) if return_proba else embeddings  # one encoding
 
 
 @dataclass

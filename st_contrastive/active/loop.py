@@ -163,7 +163,7 @@ def _evaluate_and_acquire(config, data, model, state: ArmState, sizes: list[int]
     acquired = None
     if round_number + 1 < len(sizes):
         unlabelled = [i for i in range(len(data.train_texts)) if i not in state.labelled]
-        pick = acquire(acquisition, PoolModel(data.train_texts, model.proba, model.embed), unlabelled,
+        pick = acquire(acquisition, PoolModel(data.train_texts, model), unlabelled,
                        list(state.labelled), list(state.labelled.values()), sizes[round_number + 1] - len(state.labelled),
                        _round_seed(seed, round_number + 1), config.bald_samples)
         acquired = Pending(round_number + 1, pick.ids, pick.scores)

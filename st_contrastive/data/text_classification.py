@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from st_contrastive.data.table_file import read_rows
@@ -29,23 +29,28 @@ class TextClassificationData:
 
     def subset_pool(self, size: int | None, seed: int) -> TextClassificationData:
         """The same data with a random pool of ``size`` rows (all when ``size`` is None or larger)."""
-        import numpy as np
-
-        if size is None or size >= len(self.train_texts):
+        keep = _sample(len(self.train_texts), size, seed)
+        if keep is None:
             return self
-        keep = np.sort(np.random.default_rng(seed).choice(len(self.train_texts), size, replace=False))
-        return TextClassificationData(self.name, self.label_names, [self.train_texts[i] for i in keep],
-                                      [self.train_labels[i] for i in keep], self.test_texts, self.test_labels)
+        return replace(self, train_texts=[self.train_texts[i] for i in keep],
+                       train_labels=[self.train_labels[i] for i in keep])
 
     def subset_test(self, size: int | None, seed: int) -> TextClassificationData:
         """The same data with a random ``size`` rows of the test split (all when ``size`` is None or larger)."""
-        import numpy as np
-
-        if size is None or size >= len(self.test_texts):
+        keep = _sample(len(self.test_texts), size, seed)
+        if keep is None:
             return self
-        keep = np.sort(np.random.default_rng(seed).choice(len(self.test_texts), size, replace=False))
-        return TextClassificationData(self.name, self.label_names, self.train_texts, self.train_labels,
-                                      [self.test_texts[i] for i in keep], [self.test_labels[i] for i in keep])
+        return replace(self, test_texts=[self.test_texts[i] for i in keep],
+                       test_labels=[self.test_labels[i] for i in keep])
+
+
+def _sample(rows: int, size: int | None, seed: int) -> list[int] | None:
+    """``size`` of ``rows`` positions in order, drawn with ``seed``; None when all are kept."""
+    import numpy as np
+
+    if size is None or size >= rows:
+        return None
+    return np.sort(np.random.default_rng(seed).choice(rows, size, replace=False)).tolist()
 
 
 def load_text_classification(source: str, label_names: list[str] | None = None) -> TextClassificationData:
