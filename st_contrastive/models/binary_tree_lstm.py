@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from st_contrastive.models.tree_batch import TreeBatch
+from st_contrastive.models.word_embeddings import WordEmbeddings
 
 
 class BinaryTreeLSTMCell(nn.Module):
@@ -14,7 +16,7 @@ class BinaryTreeLSTMCell(nn.Module):
     Separate parameters for the left and the right child: every gate g ∈ {i, f_L, f_R, o, u} is
     W_g x + U_g^L h_L + U_g^R h_R + b_g, so each child's forget gate sees both children (Tai's U^{(f)}_{kl}).
     c = i ⊙ u + f_L ⊙ c_L + f_R ⊙ c_R; h = o ⊙ tanh(c). Leaves are words (no children: h_L = h_R = 0); inner
-    constituents have no word (x = 0).
+    constituents have no word (x = 0: their rows of ``inputs`` are not read, their input gates are the biases).
     """
 
     def __init__(self, input_size: int, hidden_size: int) -> None:
@@ -25,23 +27,54 @@ class BinaryTreeLSTMCell(nn.Module):
         self.right_gates = nn.Linear(hidden_size, 5 * hidden_size, bias=False)
 
     def forward(self, inputs: torch.Tensor, batch: TreeBatch) -> tuple[torch.Tensor, torch.Tensor]:
-        """``inputs``: one row per node (zeros for inner constituents). Returns ``(h, c)`` of every node."""
+        """``inputs``: one row per node (inner constituents' rows are not read). Returns ``(h, c)`` of every node."""
         if batch.left is None:
-            raise ValueError("BinaryTreeLSTMCell needs a batch from TreeBatch.from_binary_trees")
+            raise ValueError("BinaryTreeLSTMCell needs a batch of binary trees (TreeBatch.from_binary_trees)")
         H = self.hidden_size
-        gates_x = self.input_gates(inputs)
-        # Row num_nodes stays zero: the "child" of a leaf.
-        h = inputs.new_zeros(batch.num_nodes + 1, H)
-        c = inputs.new_zeros(batch.num_nodes + 1, H)
-        left = torch.where(batch.left < 0, batch.num_nodes, batch.left)
-        right = torch.where(batch.right < 0, batch.num_nodes, batch.right)
-        for level in batch.levels:
+        # Only leaves have a word: project just their rows (inner constituents, about half the nodes, get the bias).
+        leaves = (batch.left < 0).nonzero().squeeze(1)
+        gates_x = self.input_gates.bias.expand(batch.num_nodes, -1).index_copy(
+            0, leaves, self.input_gates(inputs[leaves]))
+        h = inputs.new_zeros(batch.num_nodes, H)
+        c = inputs.new_zeros(batch.num_nodes, H)
+        # Both children in one gather and one product: [h_L; h_R] @ [U^L; U^R].
+        children = torch.stack([batch.left, batch.right], dim=1)
+        child_weight = torch.cat([self.left_gates.weight, self.right_gates.weight], dim=1)
+        for height, level in enumerate(batch.levels):
             nodes = level.nodes
-            l, r = left[nodes], right[nodes]
-            gates = gates_x[nodes] + self.left_gates(h[l]) + self.right_gates(h[r])
-            i, f_left, f_right, o, u = gates.chunk(5, dim=-1)
-            cell = (torch.sigmoid(i) * torch.tanh(u) + torch.sigmoid(f_left) * c[l] + torch.sigmoid(f_right) * c[r])
+            if height == 0:  # the leaves (height 0 holds exactly them): no children, no hidden products
+                i, _, _, o, u = gates_x[nodes].chunk(5, dim=-1)
+                cell = torch.sigmoid(i) * torch.tanh(u)
+            else:
+                pair = children[nodes]  # inner nodes only: both children exist
+                gates = gates_x[nodes] + F.linear(h[pair].flatten(1), child_weight)
+                i, f_left, f_right, o, u = gates.chunk(5, dim=-1)
+                c_left, c_right = c[pair].unbind(1)
+                cell = torch.sigmoid(i) * torch.tanh(u) + torch.sigmoid(f_left) * c_left + torch.sigmoid(f_right) * c_right
             hidden = torch.sigmoid(o) * torch.tanh(cell)
-            h = h.index_copy(0, nodes, hidden)
-            c = c.index_copy(0, nodes, cell)
-        return h[:-1], c[:-1]
+            h.index_copy_(0, nodes, hidden)
+            c.index_copy_(0, nodes, cell)
+        return h, c
+
+
+class BinaryTreeLSTM(nn.Module):
+    """The constituency view (CONST): words at the leaves → binary Tree-LSTM over each sentence's binarized
+    constituency tree; the root's hidden state is the sentence embedding."""
+
+    def __init__(self, num_words: int, word_dim: int, dim: int, frozen_embeddings: bool = False) -> None:
+        super().__init__()
+        self.embeddings = WordEmbeddings(num_words, word_dim, frozen=frozen_embeddings)
+        self.cell = BinaryTreeLSTMCell(word_dim, dim)
+
+    def forward(self, features: dict[str, torch.Tensor]) -> torch.Tensor:
+        mask = features["attention_mask"].bool()
+        lengths = mask.sum(dim=1).tolist()
+        children = [[tuple(pair) for pair in row[: n - 1]]
+                    for row, n in zip(features["inner_children"].tolist(), lengths)]
+        batch = TreeBatch.from_binary_children(children, lengths).to(mask.device)
+        words = self.embeddings(features["input_ids"])[mask]
+        leaves = (batch.token_index >= 0).nonzero().squeeze(1)
+        # Inner constituents have no word: their input is zero.
+        inputs = words.new_zeros(batch.num_nodes, words.shape[1]).index_copy(0, leaves, words[batch.token_index[leaves]])
+        hidden, _ = self.cell(inputs, batch)
+        return hidden[batch.roots]

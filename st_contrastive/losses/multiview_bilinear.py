@@ -1,0 +1,123 @@
+"""Context-sentence prediction across two views with a bilinear score (Simoulin & Crabbé, 2021, §2.1)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+from sentence_transformers import SentenceTransformer
+from torch import nn
+
+from st_contrastive.losses.contrastive_core import gather_candidates, supcon
+
+
+class MultiViewBilinearLoss(nn.Module):
+    def __init__(
+        self,
+        model: SentenceTransformer,
+        context_size: int = 1,
+        symmetric: bool = True,
+        gather_across_devices: bool = False,
+    ) -> None:
+        """QuickThought's objective over two views: find each sentence's neighbours among the batch.
+
+        The batch holds consecutive sentences of a corpus (see
+        :class:`~st_contrastive.data.ContextBlockBatchSampler`); a sentence's positives are the sentences within
+        ``context_size`` of it in the same document, every other sentence of the batch is a negative, and the
+        sentence itself is left out. The score of anchor x and candidate y is ``c(x, y) = f(x)ᵀ W g(y)``, f and g
+        being the model's two views and W a matrix this loss owns (Xavier-initialised; the
+        :class:`~st_contrastive.training.ContrastiveTrainer` saves, restores, clips and DDP-syncs it). With
+        ``symmetric`` the direction ``c(y, x)`` (anchor in view g) is added and the two are averaged.
+
+        Args:
+            model (SentenceTransformer): A model ending in :class:`~st_contrastive.models.MultiView`.
+            context_size (int): How many sentences on each side are positives. Defaults to 1 (QuickThought).
+            symmetric (bool): Also score with the anchor in view g. Defaults to True.
+            gather_across_devices (bool): Candidates from every rank (labels are corpus positions, so they
+                stay unique). Defaults to False.
+
+        References:
+            - Simoulin & Crabbé, Contrasting distinct structured views to learn sentence embeddings, EACL SRW 2021:
+              https://hal.science/hal-03601428
+            - Logeswaran & Lee, An efficient framework for learning sentence representations, ICLR 2018:
+              https://arxiv.org/abs/1803.02893
+
+        Requirements:
+            1. A model whose last module is :class:`~st_contrastive.models.MultiView`.
+            2. Batches of consecutive sentences, labelled with their position in the corpus (documents separated
+               by a gap larger than ``context_size``). Without labels the batch itself is taken as one run of
+               consecutive sentences.
+
+        Inputs:
+            +-----------------------------+------------------------------+
+            | Texts                       | Labels                       |
+            +=============================+==============================+
+            | (sentence) raw or parsed    | position in the corpus (int) |
+            +-----------------------------+------------------------------+
+
+        Relations:
+            - With one view twice and W = I this is QuickThought's loss (Logeswaran & Lee, 2018).
+            - The multi-positive softmax is :func:`~st_contrastive.losses.contrastive_core.supcon` at τ = 1.
+
+        Example:
+            ::
+
+                from st_contrastive.data import ContextBlockBatchSampler, load_sentence_corpus
+                from st_contrastive.losses import MultiViewBilinearLoss
+                from st_contrastive.models import multiview_model
+                from st_contrastive.training import ContrastiveTrainer
+
+                train_dataset = load_sentence_corpus("parsed-books.jsonl.gz")
+                model = multiview_model(["dep", "seq"], train_dataset["sentence"])
+                loss = MultiViewBilinearLoss(model)
+                # args = SentenceTransformerTrainingArguments(..., batch_sampler=ContextBlockBatchSampler)
+        """
+        super().__init__()
+        if context_size < 1:
+            raise ValueError(f"context_size must be at least 1, not {context_size}")
+        self.model = model
+        self.context_size, self.symmetric, self.gather_across_devices = context_size, symmetric, gather_across_devices
+        views = model[-1]
+        self.bilinear = nn.Parameter(torch.empty(views.dim, views.dim))
+        nn.init.xavier_uniform_(self.bilinear)
+
+    def forward(self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None) -> torch.Tensor:
+        features = list(sentence_features)
+        if len(features) != 1:
+            raise ValueError(f"MultiViewBilinearLoss reads one column of consecutive sentences, got {len(features)}")
+        f, g = self.model(features[0])["view_embeddings"]
+        positions = labels if labels is not None else torch.arange(len(f), device=f.device)
+        loss = self.direction(f, g, self.bilinear, positions)
+        if self.symmetric:
+            loss = (loss + self.direction(g, f, self.bilinear.T, positions)) / 2
+        return loss
+
+    def direction(self, anchors: torch.Tensor, candidates: torch.Tensor, bilinear: torch.Tensor,
+                  positions: torch.Tensor) -> torch.Tensor:
+        """Mean over anchors of −mean over its context sentences of log softmax_j c(anchor, candidate_j)."""
+        gathered = gather_candidates(candidates, positions, gather_across_devices=self.gather_across_devices)
+        scores = (anchors.float() @ bilinear.float()) @ gathered.embeddings.float().T
+        distance = (positions[:, None] - gathered.labels[None, :]).abs()
+        candidate_mask = gathered.not_self(len(anchors))
+        loss, dropped = supcon(scores, (distance <= self.context_size) & candidate_mask, candidate_mask, 1.0)
+        if dropped == len(anchors):
+            raise ValueError(f"no sentence of the batch has a context sentence in it (positions "
+                             f"{positions[:8].tolist()}…): batch consecutive sentences with ContextBlockBatchSampler")
+        return loss
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"context_size": self.context_size, "symmetric": self.symmetric,
+                "gather_across_devices": self.gather_across_devices}
+
+    @property
+    def citation(self) -> str:
+        return """
+@inproceedings{simoulin-crabbe-2021-contrasting,
+    title = "Contrasting distinct structured views to learn sentence embeddings",
+    author = "Simoulin, Antoine and Crabb{\\'e}, Beno{\\^\\i}t",
+    booktitle = "European Chapter of the Association for Computational Linguistics (student research workshop)",
+    year = "2021",
+    url = "https://hal.science/hal-03601428",
+}
+"""

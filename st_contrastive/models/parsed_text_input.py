@@ -1,0 +1,123 @@
+"""The input module of multi-view models: sentences (raw or pre-parsed) to word ids and tree structure tensors."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar
+
+import torch
+from sentence_transformers.base.modules import InputModule
+
+from st_contrastive.models.tree_batch import inner_children
+from st_contrastive.models.vocabulary import Vocabulary
+from st_contrastive.parsing import ParsedSentence, binarize, project_heads
+
+# Written into config_sentence_transformers.json so that loading without the plugin says what to install.
+PLUGIN_REQUIREMENT = {"st-contrastive": {"specifier": ">=0.1.0",
+                                         "reason": "multi-view models are made of st_contrastive modules"}}
+
+
+class ParsedTextInput(InputModule):
+    """Turns sentences into what the view encoders read: padded word ids, dependency heads and binary trees.
+
+    An input is a raw string, a :class:`~st_contrastive.parsing.ParsedSentence`, or its ``to_dict()``. Strings
+    are looked up in :attr:`parses` (pre-parsed text, e.g. a ``st-contrastive parse`` cache added with
+    :meth:`add_parses`) and otherwise parsed on the fly with ``parser`` (a spec for
+    :func:`~st_contrastive.parsing.make_parser`), so ``model.encode(["A sentence."])`` just works. A sentence
+    without a constituency tree gets one by head projection; trees are binarized for the binary Tree-LSTM.
+
+    Features: ``input_ids`` and ``attention_mask`` ``(batch, words)``, ``heads`` ``(batch, words)`` (1-based, 0
+    for the root, −1 padding) and ``inner_children`` ``(batch, words − 1, 2)`` (see
+    :func:`~st_contrastive.models.tree_batch.inner_children`, −1 padding).
+    """
+
+    config_keys: ClassVar[list[str]] = ["parser", "lowercase"]
+
+    def __init__(self, vocabulary: Vocabulary, parser: str | None = "spacy", lowercase: bool = False) -> None:
+        super().__init__()
+        self.vocabulary, self.parser, self.lowercase = vocabulary, parser, lowercase
+        self.parses: dict[str, ParsedSentence] = {}
+        self._parser = None
+
+    def add_parses(self, sentences: Iterable[ParsedSentence]) -> None:
+        """Use these parses for their texts (``ParsedSentence.text``) instead of parsing them again."""
+        for sentence in sentences:
+            self.parses[sentence.text] = sentence
+
+    def parse(self, texts: list[str]) -> list[ParsedSentence]:
+        """The parses of ``texts``: from :attr:`parses` where known, the others with the configured parser."""
+        missing = sorted({t for t in texts if t not in self.parses})
+        if missing:
+            if self.parser is None:
+                raise ValueError(f"no parse for {missing[0][:80]!r} and this model has no parser: pass parsed "
+                                 "sentences, add_parses(...) first, or set ParsedTextInput.parser (e.g. 'spacy')")
+            if self._parser is None:
+                from st_contrastive.parsing import make_parser
+
+                self._parser = make_parser(self.parser)
+            for text, parsed in zip(missing, self._parser.parse(missing)):
+                self.parses[text] = parsed
+        return [self.parses[t] for t in texts]
+
+    def preprocess(self, inputs: Sequence[str | dict | ParsedSentence], prompt: str | None = None,
+                   **kwargs) -> dict[str, torch.Tensor | Any]:
+        texts = [x for x in inputs if isinstance(x, str)]
+        parsed_texts = iter(self.parse(texts)) if texts else iter(())
+        sentences = []
+        for x in inputs:
+            if isinstance(x, str):
+                sentences.append(next(parsed_texts))
+            elif isinstance(x, ParsedSentence):
+                sentences.append(x)
+            elif isinstance(x, dict):
+                sentences.append(ParsedSentence.from_dict(x))
+            else:
+                raise TypeError(f"a multi-view model reads strings or parsed sentences, not {type(x).__name__}")
+        return self.features(sentences)
+
+    def features(self, sentences: list[ParsedSentence]) -> dict[str, torch.Tensor]:
+        longest = max(len(s.tokens) for s in sentences)  # a ParsedSentence has at least one token
+        input_ids = torch.zeros(len(sentences), longest, dtype=torch.long)
+        heads = torch.full((len(sentences), longest), -1, dtype=torch.long)
+        children = torch.full((len(sentences), max(longest - 1, 1), 2), -1, dtype=torch.long)
+        for row, sentence in enumerate(sentences):
+            n = len(sentence.tokens)
+            tokens = [t.lower() for t in sentence.tokens] if self.lowercase else sentence.tokens
+            input_ids[row, :n] = torch.tensor(self.vocabulary.encode(tokens))
+            heads[row, :n] = torch.tensor(sentence.heads)
+            tree = sentence.constituency if sentence.constituency is not None else project_heads(sentence)
+            if n > 1:
+                children[row, : n - 1] = torch.tensor(inner_children(binarize(tree), n))
+        return {"input_ids": input_ids, "attention_mask": (heads >= 0).long(), "heads": heads,
+                "inner_children": children}
+
+    def forward(self, features: dict[str, torch.Tensor], **kwargs) -> dict[str, torch.Tensor]:
+        return features  # the view encoders embed the words: each view has its own embeddings
+
+    def save(self, output_path: str, *args, safe_serialization: bool = True, **kwargs) -> None:
+        os.makedirs(output_path, exist_ok=True)
+        self.save_config(output_path)
+        self.vocabulary.save(output_path)
+        # The model's config file is written before its modules, so the root input module can add the plugin
+        # requirement: every save (model.save, trainer checkpoints, push_to_hub) then carries it.
+        model_config = os.path.join(output_path, "config_sentence_transformers.json")
+        if os.path.exists(model_config):
+            with open(model_config, encoding="utf8") as f:
+                config = json.load(f)
+            config["requirements"] = {**config.get("requirements", {}), **PLUGIN_REQUIREMENT}
+            with open(model_config, "w", encoding="utf8") as f:
+                json.dump(config, f, indent=2, sort_keys=True)
+
+    @classmethod
+    def load(cls, model_name_or_path: str, subfolder: str = "", token: bool | str | None = None,
+             cache_folder: str | None = None, revision: str | None = None, local_files_only: bool = False,
+             **kwargs) -> ParsedTextInput:
+        hub_kwargs = {"subfolder": subfolder, "token": token, "cache_folder": cache_folder, "revision": revision,
+                      "local_files_only": local_files_only}
+        config = cls.load_config(model_name_or_path, **hub_kwargs)
+        vocab_file = cls.load_file_path(model_name_or_path, "vocab.txt", **hub_kwargs)
+        if vocab_file is None:
+            raise FileNotFoundError(f"{model_name_or_path}: no vocab.txt of a saved {cls.__name__}")
+        return cls(Vocabulary.load(os.path.dirname(vocab_file)), **config)

@@ -1,0 +1,222 @@
+"""Multi-view structured sentence encoders (Simoulin & Crabbé, 2021): two views, context prediction, evaluation.
+
+    st-contrastive multiview --views dep,seq [--corpus books] [--max-steps N ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from st_contrastive.data_dir import SHARED_CORPORA
+from st_contrastive.evaluation.protocol import SEED, TransferProtocol, expand_tasks
+from st_contrastive.recipes.help_format import DefaultsHelpFormatter
+from st_contrastive.recipes.input_checks import require_source
+from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
+
+logger = logging.getLogger(__name__)
+
+VIEWS = ("seq", "dep", "const")
+# The paper's evaluation (Table 1): SentEval's classification tasks and SICK-R (here cosine Spearman on its test).
+PAPER_TASKS = ["mr", "cr", "subj", "mpqa", "trec", "mrpc", "sick-test"]
+
+
+@dataclass
+class MultiViewConfig(RecipeConfig):
+    """One multi-view run: corpus and parser, views and sizes, objective, evaluation, optimisation (A.2)."""
+
+    views: str = "dep,seq"
+    corpus: str = "books"
+    parsed: str | None = None  # a parsed corpus (st-contrastive parse); None: parse --corpus into --parse-cache
+    max_documents: int | None = 100
+    max_sentences: int | None = None
+    parser: str = "spacy"
+    parse_cache: str = "runs/parsed"
+    word_dim: int = 300
+    dim: int = 600
+    vocabulary_size: int = 50_000
+    word_vectors: str | None = None
+    attention: bool = True
+    context_size: int = 1
+    eval_tasks: list[str] = field(default_factory=lambda: list(PAPER_TASKS))
+    eval_folds: int = 10
+    eval_max_rows: int | None = None
+    eval_batch_size: int = 256
+    output: str | None = None
+    training: TrainSettings = field(default_factory=lambda: TrainSettings(
+        batch_size=400, learning_rate=5e-4, warmup_ratio=0.0, max_steps=300, max_grad_norm=1.0))
+
+    @property
+    def view_pair(self) -> list[str]:
+        return [v.strip().lower() for v in self.views.split(",")]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    defaults = MultiViewConfig()
+    parser = argparse.ArgumentParser(
+        prog="st-contrastive multiview",
+        description="Multi-view structured sentence encoders: two views (SEQ bi-GRU, DEP attentive child-sum "
+        "Tree-LSTM, CONST binary Tree-LSTM) trained to find each sentence's neighbours with a bilinear score; the "
+        "embedding is [f(s); g(s)]. Defaults are the paper's (batch 400, Adam 5e-4, Xavier, no dropout) with a "
+        "small step budget. --max-steps 0 evaluates the untrained (random-init) encoders: the paper's control.",
+        formatter_class=DefaultsHelpFormatter,
+    )
+    data = parser.add_argument_group("corpus and parsing")
+    data.add_argument("--views", default=defaults.views, help=f"two of {', '.join(VIEWS)}, comma-separated (the same "
+                      "twice is the single-view control, e.g. seq,seq = QuickThought)")
+    data.add_argument("--corpus", default=defaults.corpus, help="documents in reading order: a shared corpus (books, "
+                      "wiki) or a .jsonl(.gz)/.txt file; parsed once into --parse-cache")
+    data.add_argument("--parsed", default=defaults.parsed, help="an already parsed corpus (st-contrastive parse "
+                      "output); replaces --corpus")
+    data.add_argument("--max-documents", type=int, default=defaults.max_documents,
+                      help="parse only the first N documents of --corpus (0: all)")
+    data.add_argument("--max-sentences", type=int, default=defaults.max_sentences,
+                      help="train on the first N parsed sentences (unset: all)")
+    data.add_argument("--parser", default=defaults.parser, help="spacy, spacy:MODEL, stanza or stanza:DIR; also "
+                      "parses new text at encode time (saved with the model)")
+    data.add_argument("--parse-cache", default=defaults.parse_cache, help="folder of parsed corpora and evaluation "
+                      "sentences, reused by later runs")
+    data.add_argument("--output", default=defaults.output, help="output folder; default runs/multiview-<views>")
+
+    model = parser.add_argument_group("views (paper §2.2, A.2)")
+    model.add_argument("--word-dim", type=int, default=defaults.word_dim, help="word embedding size (trained ones)")
+    model.add_argument("--dim", type=int, default=defaults.dim, help="size of each view's sentence embedding "
+                       "(the paper: 2400, so 4800 in all)")
+    model.add_argument("--vocabulary-size", type=int, default=defaults.vocabulary_size,
+                       help="most frequent corpus words with an embedding (the paper: 50K)")
+    model.add_argument("--word-vectors", default=defaults.word_vectors, help="frozen pre-trained vectors instead: a "
+                       "GloVe text file or spacy:en_core_web_md (the paper's GloVe configuration)")
+    model.add_argument("--no-attention", dest="attention", action="store_false",
+                       help="plain child sum in the DEP view instead of the paper's attentive one")
+    model.add_argument("--context-size", type=int, default=defaults.context_size,
+                       help="neighbours on each side that are positives")
+
+    add_training_arguments(parser, defaults.training, batch_size_help="consecutive sentences per batch")
+
+    evaluation = parser.add_argument_group("evaluation")
+    evaluation.add_argument("--eval-tasks", nargs="*", default=defaults.eval_tasks, help="tasks evaluated after "
+                            "training (see `st-contrastive evaluate --help`)")
+    evaluation.add_argument("--eval-folds", type=int, default=defaults.eval_folds, help="cross-validation folds of "
+                            "the transfer tasks (SentEval: 10)")
+    evaluation.add_argument("--eval-max-rows", type=int, default=defaults.eval_max_rows,
+                            help="quick runs only: a seeded random N rows of each task split")
+    evaluation.add_argument("--eval-batch-size", type=int, default=defaults.eval_batch_size,
+                            help="sentences per encoding batch")
+    return parser
+
+
+def check_inputs(config: MultiViewConfig) -> None:
+    """Fail on a bad option before anything heavy loads (the command line prints it as one line)."""
+    views = config.view_pair
+    if len(views) != 2 or any(v not in VIEWS for v in views):
+        raise ValueError(f"--views {config.views}: two of {', '.join(VIEWS)}, comma-separated (e.g. dep,seq)")
+    if config.parsed is not None:
+        require_source(config.parsed, "--parsed")
+    else:
+        require_source(config.corpus, "--corpus", tuple(SHARED_CORPORA))
+    if config.word_vectors and not config.word_vectors.startswith("spacy:"):
+        require_source(config.word_vectors, "--word-vectors")
+    expand_tasks(config.eval_tasks)
+
+
+def parsed_corpus(config: MultiViewConfig, parser) -> Path:
+    """The parsed corpus to train on: ``--parsed``, or ``--corpus`` parsed (resumably) into the parse cache."""
+    from st_contrastive.data_dir import data_file
+    from st_contrastive.parsing import parse_corpus
+
+    if config.parsed:
+        return Path(config.parsed)
+    corpus = Path(data_file(SHARED_CORPORA[config.corpus])) if config.corpus in SHARED_CORPORA else Path(config.corpus)
+    documents = config.max_documents or None
+    name = f"{corpus.name.split('.')[0]}-{documents or 'all'}docs-{parser.name.replace(':', '_')}.jsonl.gz"
+    path = Path(config.parse_cache) / name
+    parse_corpus(corpus, path, parser, limit_documents=documents)
+    return path
+
+
+def evaluation_texts(tasks: list[str]) -> list[str]:
+    """Every sentence the evaluation tasks will encode (all rows: a superset of any ``--eval-max-rows`` subset)."""
+    from st_contrastive.evaluation import load_sts, load_transfer
+    from st_contrastive.evaluation.protocol import STS_TASKS
+
+    texts: list[str] = []
+    for task in expand_tasks(tasks):
+        if task in STS_TASKS:
+            first, second, _ = load_sts(*task.split("-"))
+            texts += first + second
+        else:
+            data = load_transfer(task)
+            texts += data.texts + (data.texts_b or [])
+    return list(dict.fromkeys(texts))
+
+
+def train_multiview(config: MultiViewConfig) -> dict:
+    """Parse, build the two views, train with the bilinear context loss, evaluate, write the run; returns its
+    results."""
+    check_inputs(config)
+    import torch
+
+    from st_contrastive.data import ContextBlockBatchSampler, load_sentence_corpus
+    from st_contrastive.evaluation import evaluate_model
+    from st_contrastive.losses import MultiViewBilinearLoss
+    from st_contrastive.models import load_word_vectors, multiview_model
+    from st_contrastive.parsing import cached_parses, make_parser
+    from st_contrastive.reporting import format_results_table, write_run_results
+    from st_contrastive.training import TrainResult, train
+
+    parser = make_parser(config.parser)
+    corpus = parsed_corpus(config, parser)
+    dataset, sentences = load_sentence_corpus(corpus, config.max_sentences)
+    vectors = load_word_vectors(config.word_vectors) if config.word_vectors else None
+    views = config.view_pair
+    output = Path(config.output or Path("runs") / f"multiview-{'-'.join(views)}")
+    torch.manual_seed(config.training.seed)
+    model = multiview_model(views, sentences, parser=config.parser, word_dim=config.word_dim, dim=config.dim,
+                            attention=config.attention, max_words=config.vocabulary_size, word_vectors=vectors)
+    model[0].add_parses(sentences)
+    derived = sum(s.constituency is None or s.constituency_source == "head-projection" for s in sentences)
+    logger.info("Training %s on %d sentences of %s; constituency trees derived by head projection: %d of %d",
+                "+".join(views), len(dataset), corpus, derived, len(sentences))
+
+    if config.training.max_steps == 0:  # the control: the untrained encoders
+        run = TrainResult(0, 0.0, [])
+    else:
+        loss = MultiViewBilinearLoss(model, context_size=config.context_size)
+        run = train(model, loss, dataset, replace(config.training, output_dir=str(output / "checkpoints")),
+                    batch_sampler=ContextBlockBatchSampler)
+    model.save(str(output))
+
+    after = {}
+    if config.eval_tasks:
+        texts = evaluation_texts(config.eval_tasks)
+        model[0].add_parses(cached_parses(texts, parser, Path(config.parse_cache) /
+                                          f"evaluation-{parser.name.replace(':', '_')}.jsonl.gz").values())
+        protocol = TransferProtocol(folds=config.eval_folds, seed=SEED)
+        model.eval()
+        after = evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size,
+                               max_rows=config.eval_max_rows, protocol=protocol)
+        print(format_results_table(after))
+
+    results = {
+        "method": "multiview",
+        "views": views,
+        "output": str(output),
+        "config": asdict(config) | {"parsed_corpus": str(corpus), "sentences": len(dataset),
+                                    "constituency": f"{derived} of {len(sentences)} trees derived by head projection"
+                                    if derived else "parser trees"},
+        "train": run.summary(),
+        "after": after,
+    }
+    return write_run_results(output, results, run)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return train_multiview(MultiViewConfig.from_args(args))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,184 @@
+"""Multi-view structured encoders end to end: the bilinear context loss against a hand computation, the block
+sampler, training through the real trainer on parsed books, save → reload, encode on raw strings, bad input."""
+
+import gzip
+import itertools
+import json
+
+import pytest
+import torch
+from sentence_transformers import SentenceTransformer
+
+from st_contrastive.data import ContextBlockBatchSampler, load_sentence_corpus
+from st_contrastive.data_dir import data_file
+from st_contrastive.losses import MultiViewBilinearLoss
+from st_contrastive.models import multiview_model
+from st_contrastive.parsing import make_parser, parse_corpus
+from st_contrastive.training import TrainSettings, train
+
+pytest.importorskip("spacy")
+
+
+@pytest.fixture(scope="module")
+def parsed_books(tmp_path_factory) -> str:
+    """The first two documents of the shared books corpus, parsed by spaCy (a few hundred sentences)."""
+    folder = tmp_path_factory.mktemp("books")
+    corpus = folder / "books.jsonl.gz"
+    with gzip.open(data_file("corpus/books.jsonl.gz"), "rt", encoding="utf-8") as f, \
+            gzip.open(corpus, "wt", encoding="utf-8") as out:
+        for line in itertools.islice(f, 2):
+            out.write(line)
+    output = folder / "parsed.jsonl.gz"
+    parse_corpus(corpus, output, make_parser("spacy"))
+    return str(output)
+
+
+@pytest.fixture(scope="module")
+def corpus(parsed_books):
+    return load_sentence_corpus(parsed_books)
+
+
+def small_model(sentences, views=("dep", "seq"), parser="spacy"):
+    torch.manual_seed(0)
+    model = multiview_model(list(views), sentences, parser=parser, word_dim=16, dim=12)
+    model[0].add_parses(sentences)
+    return model
+
+
+def naive_context_loss(f, g, W, positions, context_size=1):
+    """Per anchor i: −mean over its context sentences p of log softmax_{j≠i} f_iᵀ W g_j, averaged; both ways."""
+    def one_way(a, b, M):
+        losses = []
+        for i in range(len(a)):
+            scores = torch.stack([a[i] @ M @ b[j] for j in range(len(b)) if j != i])
+            others = [j for j in range(len(b)) if j != i]
+            log_p = torch.log_softmax(scores, 0)
+            positives = [k for k, j in enumerate(others) if abs(positions[i] - positions[j]) <= context_size]
+            if positives:
+                losses.append(-log_p[positives].mean())
+        return torch.stack(losses).mean()
+
+    return (one_way(f, g, W) + one_way(g, f, W.T)) / 2
+
+
+def test_loss_equals_a_hand_computation_across_a_document_boundary(corpus):
+    dataset, sentences = corpus
+    model = small_model(sentences)
+    loss = MultiViewBilinearLoss(model)
+    with torch.no_grad():  # scores far from zero, so that which sentences are positives shows in the loss
+        loss.bilinear.normal_(0.0, 30.0)
+    texts = dataset["sentence"][:6]
+    # Two documents: positions 0-2 and 1_000_000-1_000_002; no context crosses the boundary.
+    positions = torch.tensor([0, 1, 2, 1_000_000, 1_000_001, 1_000_002])
+    features = model.preprocess(texts)
+    value = loss([features], positions)
+    f, g = model(model.preprocess(texts))["view_embeddings"]
+    expected = naive_context_loss(f, g, loss.bilinear, positions.tolist())
+    assert torch.allclose(value, expected, atol=1e-5)
+    one_document = loss([model.preprocess(texts)], torch.arange(6))
+    assert not torch.allclose(one_document, value, atol=1e-4)  # the boundary changes the positives
+    assert torch.allclose(loss([model.preprocess(texts)], None), one_document, atol=1e-6)
+
+
+def test_a_batch_without_any_context_sentence_is_an_error(corpus):
+    dataset, sentences = corpus
+    model = small_model(sentences)
+    with pytest.raises(ValueError, match="ContextBlockBatchSampler"):
+        MultiViewBilinearLoss(model)([model.preprocess(dataset["sentence"][:3])], torch.tensor([0, 10, 20]))
+
+
+def test_block_sampler_keeps_sentences_together_and_shuffles_blocks():
+    from datasets import Dataset
+
+    dataset = Dataset.from_dict({"sentence": [str(i) for i in range(23)], "label": list(range(23))})
+    sampler = ContextBlockBatchSampler(dataset, batch_size=5, seed=3)
+    first = list(sampler)
+    assert sorted(i for batch in first for i in batch) == list(range(23))
+    assert all(batch == list(range(batch[0], batch[0] + len(batch))) for batch in first)
+    assert [b[0] for b in first] != sorted(b[0] for b in first) or len(first) < 3
+    sampler.set_epoch(1)
+    assert list(sampler) != first  # a new block order each epoch
+    assert first == list(ContextBlockBatchSampler(dataset, batch_size=5, seed=3))
+    assert len(ContextBlockBatchSampler(dataset, batch_size=5, drop_last=True)) == 4
+
+
+@pytest.mark.parametrize("views", [("dep", "seq"), ("dep", "const"), ("seq", "seq")])
+def test_a_sentence_embeds_the_same_alone_and_in_a_batch(corpus, views):
+    """Padding, packing and tree batching must not leak between sentences."""
+    dataset, sentences = corpus
+    model = small_model(sentences, views)
+    texts = dataset["sentence"][:12]
+    together = model.encode(texts, convert_to_tensor=True, batch_size=12)
+    alone = torch.stack([model.encode([t], convert_to_tensor=True)[0] for t in texts])
+    assert torch.allclose(together, alone, atol=1e-5)
+
+
+def test_training_lowers_the_loss_and_the_checkpoint_reloads_identically(corpus, tmp_path):
+    dataset, sentences = corpus
+    model = small_model(sentences, ("dep", "const"))
+    loss = MultiViewBilinearLoss(model)
+    W = loss.bilinear.detach().clone()
+    run = train(model, loss, dataset, TrainSettings(output_dir=str(tmp_path / "checkpoints"), batch_size=32,
+                                                    learning_rate=5e-3, max_steps=40, warmup_ratio=0.0,
+                                                    save_steps=40),
+                batch_sampler=ContextBlockBatchSampler)
+    losses = [row["loss"] for row in run.log_history if "loss" in row]
+    assert sum(losses[-3:]) / 3 < sum(losses[:3]) / 3 - 0.05, losses
+    assert not torch.equal(W, loss.bilinear.detach())  # the loss-owned W trained, and is checkpointed with it
+    saved = torch.load(tmp_path / "checkpoints" / "checkpoint-40" / "loss_state.pt", weights_only=True)
+    assert torch.equal(saved["loss"]["bilinear"], loss.bilinear.detach())
+
+    model.save(str(tmp_path / "model"))
+    config = json.loads((tmp_path / "model" / "config_sentence_transformers.json").read_text())
+    assert "st-contrastive" in config["requirements"]
+    texts = dataset["sentence"][:16]
+    reloaded = SentenceTransformer(str(tmp_path / "model"), trust_remote_code=True, device="cpu")
+    assert torch.equal(model.encode(texts, convert_to_tensor=True), reloaded.encode(texts, convert_to_tensor=True))
+    with pytest.raises(ValueError, match="trust_remote_code"):
+        SentenceTransformer(str(tmp_path / "model"), device="cpu")
+
+
+def test_a_missing_plugin_version_names_what_to_install(corpus, tmp_path):
+    _, sentences = corpus
+    small_model(sentences).save(str(tmp_path))
+    path = tmp_path / "config_sentence_transformers.json"
+    config = json.loads(path.read_text())
+    config["requirements"]["st-contrastive"]["specifier"] = ">=99"
+    path.write_text(json.dumps(config))
+    with pytest.raises(ImportError, match="st-contrastive"):
+        SentenceTransformer(str(tmp_path), trust_remote_code=True, device="cpu")
+
+
+def test_encode_parses_raw_strings_and_accepts_parsed_records(corpus):
+    _, sentences = corpus
+    model = small_model(sentences)
+    new = "A completely new sentence about parsing trees."
+    embedding = model.encode([new])
+    assert embedding.shape == (1, 24)
+    parsed = model[0].parses[new]
+    assert parsed.tokens[:3] == ["A", "completely", "new"]
+    as_record = model.encode([parsed.to_dict()])
+    assert torch.allclose(torch.tensor(embedding), torch.tensor(as_record), atol=1e-6)
+
+
+def test_bad_inputs_are_named(corpus):
+    _, sentences = corpus
+    model = small_model(sentences, parser=None)
+    with pytest.raises(ValueError, match="no parse for 'Never parsed before.'"):
+        model.encode(["Never parsed before."])
+    with pytest.raises(ValueError, match="views"):
+        multiview_model(["dep", "tree"], sentences)
+    empty = {"id": "doc:3:1", "tokens": [], "pos": [], "heads": [], "relations": []}
+    with pytest.raises(ValueError, match="'doc:3:1' has no tokens"):
+        model.encode([empty])
+    with pytest.raises(TypeError, match="strings or parsed sentences, not int"):
+        model.encode([3])
+
+
+def test_cli_rejects_bad_views_in_one_line(capsys):
+    from st_contrastive.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["multiview", "--views", "dep,tree"])
+    assert "--views dep,tree" in str(exit_info.value)
+    assert "Traceback" not in capsys.readouterr().err
