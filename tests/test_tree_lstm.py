@@ -2,13 +2,9 @@
 gradients, on random trees and on single-word, chain and star trees."""
 
 import random
-import sys
-from pathlib import Path
 
 import pytest
 import torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/ is not installed: import it from here
 
 from benchmarks.naive_tree_lstm import naive_binary, naive_child_sum
 from st_contrastive.models.binary_tree_lstm import BinaryTreeLSTMCell
