@@ -54,6 +54,10 @@ def format_results_table(results: dict[str, dict]) -> str:
     rule = "-" * len(header)
     lines = [header, rule]
     for name, r in results.items():
+        if "pearson" in r:  # SentEval's SICK-R: Pearson r, with Spearman in the F1 column's place
+            lines.append(f"{name:<11}{'pearson':<10}{r['pearson']:>7.2f}{r['spearman']:>7.2f}{r['dev_pearson']:>7.2f}"
+                         f"{'':>7}{r['n']:>16}{r['seconds']:>8.1f}")
+            continue
         if "spearman" in r:
             lines.append(f"{name:<11}{'spearman':<10}{r['spearman']:>7.2f}{'':>21}{r['n']:>16}{r['seconds']:>8.1f}")
             continue

@@ -18,25 +18,41 @@ SECTIONS = ("Args:", "References:", "Requirements:", "Inputs:", "Relations:", "E
 
 
 def test_every_exported_loss_is_covered():
-    assert {loss.__name__ for loss in LOSSES} == {"DeCLUTRLoss", "NLISupConLoss", "SCALeLoss", "SupConLoss"}
+    assert {loss.__name__ for loss in LOSSES} == {"DeCLUTRLoss", "MultiViewBilinearLoss", "NLISupConLoss",
+                                                  "SCALeLoss", "SupConLoss"}
+
+
+@pytest.fixture()
+def model_for(tiny_model):
+    """The model a loss trains: the tiny Transformer + Pooling, or a tiny multi-view model for the bilinear loss."""
+    def model(loss_class):
+        if loss_class.__name__ != "MultiViewBilinearLoss":
+            return tiny_model
+        from st_contrastive.models import multiview_model
+        from st_contrastive.parsing import ParsedSentence
+
+        sentence = ParsedSentence(["Dogs", "bark", "."], ["NOUN", "VERB", "PUNCT"], [2, 0, 2], ["nsubj", "root", "punct"])
+        return multiview_model(["dep", "seq"], [sentence], parser=None, word_dim=8, dim=8)
+
+    return model
 
 
 @pytest.mark.parametrize("loss_class", LOSSES, ids=lambda c: c.__name__)
-def test_config_names_every_constructor_argument(loss_class, tiny_model):
-    loss = loss_class(tiny_model, **NEEDS.get(loss_class.__name__, {}))
+def test_config_names_every_constructor_argument(loss_class, model_for):
+    loss = loss_class(model_for(loss_class), **NEEDS.get(loss_class.__name__, {}))
     arguments = set(inspect.signature(loss_class).parameters) - {"model"}
     assert set(loss.get_config_dict()) == arguments
     assert "gather_across_devices" in arguments
 
 
 @pytest.mark.parametrize("loss_class", LOSSES, ids=lambda c: c.__name__)
-def test_docstring_template_and_citation(loss_class, tiny_model):
+def test_docstring_template_and_citation(loss_class, model_for):
     doc = inspect.getdoc(loss_class.__init__)
     positions = [doc.find(section) for section in SECTIONS]
     assert -1 not in positions and positions == sorted(positions), positions
     arguments = set(inspect.signature(loss_class).parameters) - {"model"}
     assert all(re.search(rf"^\s+{name} \(", doc, re.MULTILINE) for name in arguments), "an argument is undocumented"
-    citation = loss_class(tiny_model, **NEEDS.get(loss_class.__name__, {})).citation
+    citation = loss_class(model_for(loss_class), **NEEDS.get(loss_class.__name__, {})).citation
     assert re.search(r"author = [{\"][A-Z]", citation) and re.search(r"year = [{\"]20\d\d[}\"]", citation)
 
 

@@ -28,7 +28,7 @@ def parsed_books(tmp_path_factory) -> str:
             gzip.open(corpus, "wt", encoding="utf-8") as out:
         for line in itertools.islice(f, 2):
             out.write(line)
-    output = folder / "parsed.jsonl.gz"
+    output = folder / "cache" / "parsed.jsonl.gz"  # a folder that does not exist yet
     parse_corpus(corpus, output, make_parser("spacy"))
     return str(output)
 

@@ -15,8 +15,9 @@ DOCUMENT_STRIDE = 1_000_000
 
 
 def document_of(sentence_id: str) -> str:
-    """The document part of a parsed sentence id ``<document>:<paragraph>:<sentence>``."""
-    return sentence_id.rsplit(":", 2)[0]
+    """The document part of a parsed sentence id ``<document>:<paragraph>:<sentence>``; a sentence of a ``.txt``
+    corpus (id: its line number) belongs to the one document the file is."""
+    return sentence_id.rsplit(":", 2)[0] if ":" in sentence_id else ""
 
 
 def load_sentence_corpus(path: str | Path, limit: int | None = None) -> tuple[Dataset, list[ParsedSentence]]:

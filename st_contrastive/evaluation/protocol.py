@@ -19,7 +19,9 @@ SPLITS = ("train", "dev", "test")
 TRANSFER_TASKS = ("mr", "cr", "subj", "mpqa", "sst2", "sst5", "trec", "mrpc")
 STS_TASKS = tuple(f"{task}-{split}" for task in SHARED_STS for split in SPLITS)
 SHORTCUTS = {"sts": ("stsb-test", "sick-test"), "transfer": TRANSFER_TASKS}
-VALID_TASKS = STS_TASKS + TRANSFER_TASKS
+# SICK-R as SentEval (and the multi-view paper) report it: a regressor trained on SICK train, Pearson r on test.
+SICK_RELATEDNESS = "sick-r"
+VALID_TASKS = STS_TASKS + TRANSFER_TASKS + (SICK_RELATEDNESS,)
 SEED = 1111  # SentEval's seed for fold shuffling
 MRPC_FEATURES = ("senteval", "full")
 
@@ -66,5 +68,8 @@ def averages(results: dict[str, dict]) -> dict[str, float]:
 
 
 def main_score(metrics: dict) -> float:
-    """The headline score of one task's metrics: Spearman for STS, accuracy for transfer (x 100)."""
+    """The headline score of one task's metrics: Spearman for STS, Pearson for SICK-R (SentEval), accuracy for
+    transfer (x 100)."""
+    if "pearson" in metrics:
+        return metrics["pearson"]
     return metrics["spearman"] if "spearman" in metrics else metrics["accuracy"]

@@ -1,7 +1,7 @@
 """``evaluate_model``: any mix of the evaluation tasks on one model.
 
 Task names: ``stsb-{train,dev,test}``, ``sick-{train,dev,test}``, ``mr``, ``cr``, ``subj``, ``mpqa``, ``sst2``,
-``sst5``, ``trec``, ``mrpc``; shortcuts ``sts`` (= stsb-test, sick-test) and ``transfer`` (the 8 transfer tasks).
+``sst5``, ``trec``, ``mrpc``, ``sick-r`` (SentEval's SICK-R: a regressor trained on frozen pair features); shortcuts ``sts`` (= stsb-test, sick-test) and ``transfer`` (the 8 transfer tasks).
 Scores are x 100: cosine Spearman for STS, test accuracy for transfer (MRPC also F1).
 """
 
@@ -13,7 +13,8 @@ from collections.abc import Iterable
 from tqdm.auto import tqdm
 
 from st_contrastive.evaluation.embedding_cache import EmbeddingCache
-from st_contrastive.evaluation.protocol import SENTEVAL, STS_TASKS, TransferProtocol, expand_tasks
+from st_contrastive.evaluation.protocol import SENTEVAL, SICK_RELATEDNESS, STS_TASKS, TransferProtocol, expand_tasks
+from st_contrastive.evaluation.sick_relatedness import evaluate_sick_relatedness
 from st_contrastive.evaluation.sts import load_sts, sts_spearman
 from st_contrastive.evaluation.transfer import evaluate_transfer
 
@@ -43,6 +44,8 @@ def evaluate_model(
             task, split = name.split("-")
             sentences1, sentences2, gold = load_sts(task, split, max_rows=max_rows)
             result = {"spearman": sts_spearman(model, sentences1, sentences2, gold, cache=cache), "n": len(gold)}
+        elif name == SICK_RELATEDNESS:
+            result = evaluate_sick_relatedness(cache, max_rows=max_rows, seed=protocol.seed)
         else:
             result = evaluate_transfer(model, name, protocol, max_rows=max_rows, cache=cache)
         result["seconds"] = round(time.perf_counter() - start, 2)

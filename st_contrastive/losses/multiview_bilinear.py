@@ -63,15 +63,25 @@ class MultiViewBilinearLoss(nn.Module):
         Example:
             ::
 
-                from st_contrastive.data import ContextBlockBatchSampler, load_sentence_corpus
+                from datasets import Dataset
+                from sentence_transformers import SentenceTransformerTrainingArguments
+
+                from st_contrastive.data import ContextBlockBatchSampler
                 from st_contrastive.losses import MultiViewBilinearLoss
                 from st_contrastive.models import multiview_model
+                from st_contrastive.parsing import make_parser
                 from st_contrastive.training import ContrastiveTrainer
 
-                train_dataset = load_sentence_corpus("parsed-books.jsonl.gz")
-                model = multiview_model(["dep", "seq"], train_dataset["sentence"])
-                loss = MultiViewBilinearLoss(model)
-                # args = SentenceTransformerTrainingArguments(..., batch_sampler=ContextBlockBatchSampler)
+                story = ["Emma woke early.", "The house was quiet.", "She went down to the garden.",
+                         "The roses were in bloom.", "Her father was still asleep.", "She picked a few flowers."]
+                model = multiview_model(["dep", "seq"], make_parser("spacy").parse(story), word_dim=32, dim=32)
+                train_dataset = Dataset.from_dict({"sentence": story, "label": list(range(len(story)))})
+                args = SentenceTransformerTrainingArguments(output_dir="runs/multiview-example", max_steps=2,
+                                                            per_device_train_batch_size=6, report_to="none",
+                                                            batch_sampler=ContextBlockBatchSampler)
+                loss = MultiViewBilinearLoss(model)  # ContrastiveTrainer saves its bilinear W with checkpoints
+                ContrastiveTrainer(model=model, args=args, train_dataset=train_dataset, loss=loss).train()
+                model.save("runs/multiview-example")  # loads with SentenceTransformer(path, trust_remote_code=True)
         """
         super().__init__()
         if context_size < 1:

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import os
-from typing import Any
-
-from sentence_transformers.base.modules import Module
+from st_contrastive.models.configured_module import ConfiguredModule
 
 
-class Head(Module):
+class Head(ConfiguredModule):
     """A sentence-transformers module that a loss owns and that is saved beside the encoder, not inside it.
 
     Heads follow ST's module conventions: ``config_keys`` name the constructor arguments written to
@@ -16,26 +13,3 @@ class Head(Module):
     The encoder checkpoint stays a plain Transformer + Pooling model; :class:`~st_contrastive.training.
     ContrastiveTrainer` saves, restores, clips and DDP-syncs the head while the loss trains it.
     """
-
-    def save(self, output_path: str, *args, safe_serialization: bool = True, **kwargs) -> None:
-        os.makedirs(output_path, exist_ok=True)
-        self.save_config(output_path)
-        self.save_torch_weights(output_path, safe_serialization=safe_serialization)
-
-    @classmethod
-    def load(
-        cls,
-        model_name_or_path: str,
-        subfolder: str = "",
-        token: bool | str | None = None,
-        cache_folder: str | None = None,
-        revision: str | None = None,
-        local_files_only: bool = False,
-        **kwargs: Any,
-    ):
-        hub_kwargs = {"subfolder": subfolder, "token": token, "cache_folder": cache_folder, "revision": revision,
-                      "local_files_only": local_files_only}
-        config = cls.load_config(str(model_name_or_path), **hub_kwargs)
-        if not config:
-            raise FileNotFoundError(f"{model_name_or_path}: no {cls.config_file_name} of a saved {cls.__name__}")
-        return cls.load_torch_weights(str(model_name_or_path), model=cls(**config), **hub_kwargs)

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 import torch
-from sentence_transformers.base.modules import Module
 from torch import nn
 
 from st_contrastive.models.binary_tree_lstm import BinaryTreeLSTM
 from st_contrastive.models.child_sum_tree_lstm import ChildSumTreeLSTM
+from st_contrastive.models.configured_module import ConfiguredModule
 from st_contrastive.models.gru_encoder import GRUEncoder
 from st_contrastive.models.parsed_text_input import ParsedTextInput
 from st_contrastive.models.vocabulary import Vocabulary
@@ -22,20 +21,20 @@ from st_contrastive.parsing import ParsedSentence
 VIEW_ENCODERS = {"seq": GRUEncoder, "dep": ChildSumTreeLSTM, "const": BinaryTreeLSTM}
 
 
-class MultiView(Module):
+class MultiView(ConfiguredModule):
     """Runs two view encoders f and g over the features of :class:`~st_contrastive.models.ParsedTextInput`.
 
     ``sentence_embedding`` is ``[f(s); g(s)]`` (``2 × dim``); ``view_embeddings`` is ``(f(s), g(s))`` for
     :class:`~st_contrastive.losses.MultiViewBilinearLoss`. Views: ``"seq"`` (bi-GRU), ``"dep"`` (attentive
     child-sum Tree-LSTM), ``"const"`` (binary Tree-LSTM); the same view twice is the single-view control
     (QuickThought's SEQ, SEQ). Each view has its own word embeddings. Weights start Xavier-uniform and biases at
-    zero (the paper's appendix A.2); a model built with ``initialise=False`` keeps PyTorch's defaults.
+    zero (the paper's appendix A.2).
     """
 
     config_keys: ClassVar[list[str]] = ["views", "num_words", "word_dim", "dim", "frozen_embeddings", "attention"]
 
     def __init__(self, views: list[str], num_words: int, word_dim: int = 300, dim: int = 600,
-                 frozen_embeddings: bool = False, attention: bool = True, initialise: bool = True) -> None:
+                 frozen_embeddings: bool = False, attention: bool = True) -> None:
         super().__init__()
         views = [v.lower() for v in views]
         if len(views) != 2 or any(v not in VIEW_ENCODERS for v in views):
@@ -43,8 +42,7 @@ class MultiView(Module):
         self.views, self.num_words, self.word_dim, self.dim = views, num_words, word_dim, dim
         self.frozen_embeddings, self.attention = frozen_embeddings, attention
         self.f, self.g = (self._encoder(view) for view in views)
-        if initialise:
-            self.reset_parameters()
+        self.reset_parameters()
 
     def _encoder(self, view: str) -> nn.Module:
         extra = {"attention": self.attention} if view == "dep" else {}
@@ -75,23 +73,6 @@ class MultiView(Module):
 
     def get_embedding_dimension(self) -> int:
         return 2 * self.dim
-
-    def save(self, output_path: str, *args, safe_serialization: bool = True, **kwargs) -> None:
-        os.makedirs(output_path, exist_ok=True)
-        self.save_config(output_path)
-        self.save_torch_weights(output_path, safe_serialization=safe_serialization)
-
-    @classmethod
-    def load(cls, model_name_or_path: str, subfolder: str = "", token: bool | str | None = None,
-             cache_folder: str | None = None, revision: str | None = None, local_files_only: bool = False,
-             **kwargs: Any) -> MultiView:
-        hub_kwargs = {"subfolder": subfolder, "token": token, "cache_folder": cache_folder, "revision": revision,
-                      "local_files_only": local_files_only}
-        config = cls.load_config(model_name_or_path, **hub_kwargs)
-        if not config:
-            raise FileNotFoundError(f"{model_name_or_path}: no {cls.config_file_name} of a saved {cls.__name__}")
-        model = cls(**config, initialise=False)
-        return cls.load_torch_weights(model_name_or_path, model=model, **hub_kwargs)
 
 
 def multiview_model(views: list[str], sentences: Iterable[ParsedSentence], parser: str | None = "spacy",

@@ -227,6 +227,7 @@ def _resume(output: Path, settings: dict) -> tuple[int, int, Counter]:
         if output.exists():
             raise ValueError(f"{output} exists but has no {progress.name}: it was not written by st-contrastive "
                              "parse; remove it or choose another -o")
+        output.parent.mkdir(parents=True, exist_ok=True)
         progress.write_text(json.dumps(settings) + "\n", encoding="utf-8")
         rejected_path.write_text(REJECTED_HEADER, encoding="utf-8")
         return 0, 0, Counter()

@@ -10,17 +10,18 @@ import logging
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from st_contrastive.data_dir import SHARED_CORPORA
 from st_contrastive.evaluation.protocol import SEED, TransferProtocol, expand_tasks
 from st_contrastive.recipes.help_format import DefaultsHelpFormatter
 from st_contrastive.recipes.input_checks import require_source
+from st_contrastive.recipes.parse import SINGLE_FILE_CORPORA, corpus_file
 from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
 
 logger = logging.getLogger(__name__)
 
 VIEWS = ("seq", "dep", "const")
-# The paper's evaluation (Table 1): SentEval's classification tasks and SICK-R (here cosine Spearman on its test).
-PAPER_TASKS = ["mr", "cr", "subj", "mpqa", "trec", "mrpc", "sick-test"]
+# The paper's evaluation (Table 1): SentEval's classification tasks and SICK-R (a regressor trained on SICK train);
+# sick-test adds the cosine Spearman on SICK test.
+PAPER_TASKS = ["mr", "cr", "subj", "mpqa", "trec", "mrpc", "sick-r", "sick-test"]
 
 
 @dataclass
@@ -30,12 +31,12 @@ class MultiViewConfig(RecipeConfig):
     views: str = "dep,seq"
     corpus: str = "books"
     parsed: str | None = None  # a parsed corpus (st-contrastive parse); None: parse --corpus into --parse-cache
-    max_documents: int | None = 100
+    max_documents: int | None = 300
     max_sentences: int | None = None
     parser: str = "spacy"
     parse_cache: str = "runs/parsed"
-    word_dim: int = 300
-    dim: int = 600
+    word_dim: int = 128
+    dim: int = 256
     vocabulary_size: int = 50_000
     word_vectors: str | None = None
     attention: bool = True
@@ -46,7 +47,7 @@ class MultiViewConfig(RecipeConfig):
     eval_batch_size: int = 256
     output: str | None = None
     training: TrainSettings = field(default_factory=lambda: TrainSettings(
-        batch_size=400, learning_rate=5e-4, warmup_ratio=0.0, max_steps=300, max_grad_norm=1.0))
+        batch_size=400, learning_rate=5e-4, warmup_ratio=0.0, max_steps=150, max_grad_norm=1.0))
 
     @property
     def view_pair(self) -> list[str]:
@@ -81,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("--output", default=defaults.output, help="output folder; default runs/multiview-<views>")
 
     model = parser.add_argument_group("views (paper §2.2, A.2)")
-    model.add_argument("--word-dim", type=int, default=defaults.word_dim, help="word embedding size (trained ones)")
+    model.add_argument("--word-dim", type=int, default=defaults.word_dim, help="word embedding size of trained embeddings (the paper: 300)")
     model.add_argument("--dim", type=int, default=defaults.dim, help="size of each view's sentence embedding "
                        "(the paper: 2400, so 4800 in all)")
     model.add_argument("--vocabulary-size", type=int, default=defaults.vocabulary_size,
@@ -115,7 +116,7 @@ def check_inputs(config: MultiViewConfig) -> None:
     if config.parsed is not None:
         require_source(config.parsed, "--parsed")
     else:
-        require_source(config.corpus, "--corpus", tuple(SHARED_CORPORA))
+        require_source(config.corpus, "--corpus", tuple(SINGLE_FILE_CORPORA))
     if config.word_vectors and not config.word_vectors.startswith("spacy:"):
         require_source(config.word_vectors, "--word-vectors")
     expand_tasks(config.eval_tasks)
@@ -123,12 +124,11 @@ def check_inputs(config: MultiViewConfig) -> None:
 
 def parsed_corpus(config: MultiViewConfig, parser) -> Path:
     """The parsed corpus to train on: ``--parsed``, or ``--corpus`` parsed (resumably) into the parse cache."""
-    from st_contrastive.data_dir import data_file
     from st_contrastive.parsing import parse_corpus
 
     if config.parsed:
         return Path(config.parsed)
-    corpus = Path(data_file(SHARED_CORPORA[config.corpus])) if config.corpus in SHARED_CORPORA else Path(config.corpus)
+    corpus = Path(corpus_file(config.corpus))
     documents = config.max_documents or None
     name = f"{corpus.name.split('.')[0]}-{documents or 'all'}docs-{parser.name.replace(':', '_')}.jsonl.gz"
     path = Path(config.parse_cache) / name
@@ -139,13 +139,14 @@ def parsed_corpus(config: MultiViewConfig, parser) -> Path:
 def evaluation_texts(tasks: list[str]) -> list[str]:
     """Every sentence the evaluation tasks will encode (all rows: a superset of any ``--eval-max-rows`` subset)."""
     from st_contrastive.evaluation import load_sts, load_transfer
-    from st_contrastive.evaluation.protocol import STS_TASKS
+    from st_contrastive.evaluation.protocol import SICK_RELATEDNESS, STS_TASKS
 
     texts: list[str] = []
     for task in expand_tasks(tasks):
-        if task in STS_TASKS:
-            first, second, _ = load_sts(*task.split("-"))
-            texts += first + second
+        if task in STS_TASKS or task == SICK_RELATEDNESS:
+            for split in ("train", "dev", "test") if task == SICK_RELATEDNESS else (task.split("-")[1],):
+                first, second, _ = load_sts(task.split("-")[0], split)
+                texts += first + second
         else:
             data = load_transfer(task)
             texts += data.texts + (data.texts_b or [])

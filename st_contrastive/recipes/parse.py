@@ -16,6 +16,15 @@ from st_contrastive.recipes.help_format import DefaultsHelpFormatter
 SINGLE_FILE_CORPORA = {name: files[0] for name, files in SHARED_CORPORA.items() if len(files) == 1}
 
 
+def corpus_file(corpus: str) -> str:
+    """The file of a shared corpus name (books, wiki), or ``corpus`` itself (a path)."""
+    if corpus in SINGLE_FILE_CORPORA:
+        from st_contrastive.data_dir import data_file
+
+        return str(data_file(SINGLE_FILE_CORPORA[corpus]))
+    return corpus
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="st-contrastive parse",
@@ -65,11 +74,7 @@ def main(argv: list[str] | None = None) -> dict:
     from st_contrastive.parsing.corpus import check_corpus, check_output, parse_corpus
     from st_contrastive.parsing.parser import make_parser
 
-    corpus = args.corpus
-    if corpus in SINGLE_FILE_CORPORA:
-        from st_contrastive.data_dir import data_file
-
-        corpus = data_file(SINGLE_FILE_CORPORA[corpus])
+    corpus = corpus_file(args.corpus)
     # Cheap checks first: a typo costs a second, not a model load.
     check_corpus(corpus)
     output = check_output(args.output)
