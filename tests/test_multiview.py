@@ -182,3 +182,23 @@ def test_cli_rejects_bad_views_in_one_line(capsys):
         main(["multiview", "--views", "dep,tree"])
     assert "--views dep,tree" in str(exit_info.value)
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_the_recipe_trains_evaluates_and_records_derived_trees(parsed_books, tmp_path):
+    from dataclasses import replace
+
+    from st_contrastive.recipes.multiview import MultiViewConfig, train_multiview
+
+    config = MultiViewConfig(views="dep,const", parsed=parsed_books, word_dim=16, dim=12, eval_tasks=["trec", "sick-test"],
+                             eval_max_rows=100, eval_folds=2, parse_cache=str(tmp_path / "parsed"),
+                             output=str(tmp_path / "run"))
+    config = replace(config, training=replace(config.training, batch_size=32, max_steps=4))
+    results = train_multiview(config)
+    saved = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert saved["train"]["steps"] == 4 and set(saved["after"]) == {"trec", "sick-test"}
+    assert saved["config"]["constituency"].endswith("derived by head projection")
+    assert results["after"]["trec"]["accuracy"] == saved["after"]["trec"]["accuracy"]
+    # The evaluation sentences were parsed once into the cache, exactly the evaluated subsets.
+    assert list((tmp_path / "parsed").glob("evaluation-*.jsonl.gz"))
+    reloaded = SentenceTransformer(str(tmp_path / "run"), trust_remote_code=True, device="cpu")
+    assert reloaded.encode(["A new sentence."]).shape == (1, 24)

@@ -136,8 +136,8 @@ def parsed_corpus(config: MultiViewConfig, parser) -> Path:
     return path
 
 
-def evaluation_texts(tasks: list[str]) -> list[str]:
-    """Every sentence the evaluation tasks will encode (all rows: a superset of any ``--eval-max-rows`` subset)."""
+def evaluation_texts(tasks: list[str], max_rows: int | None = None, seed: int = SEED) -> list[str]:
+    """Every sentence the evaluation tasks will encode (the same ``max_rows`` subsets as the evaluation)."""
     from st_contrastive.evaluation import load_sts, load_transfer
     from st_contrastive.evaluation.protocol import SICK_RELATEDNESS, STS_TASKS
 
@@ -145,10 +145,10 @@ def evaluation_texts(tasks: list[str]) -> list[str]:
     for task in expand_tasks(tasks):
         if task in STS_TASKS or task == SICK_RELATEDNESS:
             for split in ("train", "dev", "test") if task == SICK_RELATEDNESS else (task.split("-")[1],):
-                first, second, _ = load_sts(task.split("-")[0], split)
+                first, second, _ = load_sts(task.split("-")[0], split, max_rows=max_rows)
                 texts += first + second
         else:
-            data = load_transfer(task)
+            data = load_transfer(task, max_rows=max_rows, seed=seed)
             texts += data.texts + (data.texts_b or [])
     return list(dict.fromkeys(texts))
 
@@ -191,7 +191,7 @@ def train_multiview(config: MultiViewConfig) -> dict:
 
     after = {}
     if config.eval_tasks:
-        texts = evaluation_texts(config.eval_tasks)
+        texts = evaluation_texts(config.eval_tasks, config.eval_max_rows)
         model[0].add_parses(cached_parses(texts, parser, Path(config.parse_cache) /
                                           f"evaluation-{parser.name.replace(':', '_')}.jsonl.gz").values())
         protocol = TransferProtocol(folds=config.eval_folds, seed=SEED)
