@@ -72,7 +72,7 @@ def format_summary(summary: dict) -> str:
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
     from st_contrastive.parsing.corpus import check_corpus, check_output, parse_corpus
-    from st_contrastive.parsing.parser import make_parser
+    from st_contrastive.parsing.make_parser import make_parser
 
     corpus = corpus_file(args.corpus)
     # Cheap checks first: a typo costs a second, not a model load.
