@@ -3,7 +3,10 @@
 Tai et al. (2015)'s set-up, as in SentEval's ``SICKRelatednessEval``: features (|u − v|, u ∗ v); the gold score
 y ∈ [1, 5] becomes a distribution p over the classes 1…5 (mass on ⌊y⌋ and ⌊y⌋ + 1, mean y); a softmax layer is
 trained with Adam on the MSE between its output and p (batch 64), early-stopped on dev Pearson (patience 5
-epochs); the prediction is the expected class. Written here because scikit-learn has no soft-label softmax
+epochs); the prediction is the expected class. One change from SentEval: the features are standardised on
+train (as for the transfer tasks here), so that embeddings of small magnitude (a Tree-LSTM's hidden states) do not
+stall Adam's fixed step size: without it the regressor stopped early on some of them, at a negative dev Pearson.
+Written here because scikit-learn has no soft-label softmax
 regression, and SentEval itself is not a dependency.
 """
 
@@ -12,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 from scipy.stats import pearsonr, spearmanr
+from sklearn.preprocessing import StandardScaler
 
 from st_contrastive.evaluation.embedding_cache import EmbeddingCache
 from st_contrastive.evaluation.protocol import SEED
@@ -72,6 +76,8 @@ def evaluate_sick_relatedness(cache: EmbeddingCache, max_rows: int | None = None
     trial), as SentEval reports SICK-R."""
     splits = {split: load_sts("sick", split, max_rows=max_rows) for split in ("train", "dev", "test")}
     X = {split: pair_features(cache, a, b) for split, (a, b, _) in splits.items()}
+    scaler = StandardScaler().fit(X["train"])
+    X = {split: scaler.transform(features).astype(np.float32) for split, features in X.items()}
     y = {split: np.asarray(scores, dtype=np.float64) for split, (_, _, scores) in splits.items()}
     predict = fit_relatedness(X["train"], y["train"], X["dev"], y["dev"], seed=seed)
     predicted = predict(X["test"])
