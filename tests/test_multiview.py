@@ -155,8 +155,9 @@ def test_encode_parses_raw_strings_and_accepts_parsed_records(corpus):
     new = "A completely new sentence about parsing trees."
     embedding = model.encode([new])
     assert embedding.shape == (1, 24)
-    parsed = model[0].parses[new]
+    parsed = model[0].parse([new])[0]
     assert parsed.tokens[:3] == ["A", "completely", "new"]
+    assert new not in model[0].parses  # on-the-fly parses are not kept
     as_record = model.encode([parsed.to_dict()])
     assert torch.allclose(torch.tensor(embedding), torch.tensor(as_record), atol=1e-6)
 

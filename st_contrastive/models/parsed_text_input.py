@@ -47,8 +47,10 @@ class ParsedTextInput(InputModule):
             self.parses[sentence.text] = sentence
 
     def parse(self, texts: list[str]) -> list[ParsedSentence]:
-        """The parses of ``texts``: from :attr:`parses` where known, the others with the configured parser."""
-        missing = sorted({t for t in texts if t not in self.parses})
+        """The parses of ``texts``: from :attr:`parses` where known, the others with the configured parser (not
+        kept: memory stays bounded however much text a model encodes)."""
+        known = self.parses
+        missing = sorted({t for t in texts if t not in known})
         if missing:
             if self.parser is None:
                 raise ValueError(f"no parse for {missing[0][:80]!r} and this model has no parser: pass parsed "
@@ -57,9 +59,8 @@ class ParsedTextInput(InputModule):
                 from st_contrastive.parsing import make_parser
 
                 self._parser = make_parser(self.parser)
-            for text, parsed in zip(missing, self._parser.parse(missing)):
-                self.parses[text] = parsed
-        return [self.parses[t] for t in texts]
+            known = {**known, **dict(zip(missing, self._parser.parse(missing), strict=True))}
+        return [known[t] for t in texts]
 
     def preprocess(self, inputs: Sequence[str | dict | ParsedSentence], prompt: str | None = None,
                    **kwargs) -> dict[str, torch.Tensor | Any]:
