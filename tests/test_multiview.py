@@ -203,3 +203,16 @@ def test_the_recipe_trains_evaluates_and_records_derived_trees(parsed_books, tmp
     assert list((tmp_path / "parsed").glob("evaluation-*.jsonl.gz"))
     reloaded = SentenceTransformer(str(tmp_path / "run"), trust_remote_code=True, device="cpu")
     assert reloaded.encode(["A new sentence."]).shape == (1, 24)
+
+
+def test_a_parse_cache_parses_each_text_once_across_models(corpus, tmp_path, monkeypatch):
+    _, sentences = corpus
+    texts = ["The cache keeps this sentence.", "And this one too."]
+    first = small_model(sentences)
+    first[0].cache_parses_in(tmp_path / "parses.jsonl.gz")
+    expected = first.encode(texts)
+    second = small_model(sentences)
+    second[0].cache_parses_in(tmp_path / "parses.jsonl.gz")
+    second[0]._parser = make_parser("spacy")
+    monkeypatch.setattr(second[0]._parser, "parse", lambda texts: pytest.fail(f"parsed again: {texts}"))
+    assert torch.allclose(torch.tensor(second.encode(texts)), torch.tensor(expected), atol=1e-6)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 import torch
@@ -13,6 +14,7 @@ from sentence_transformers.base.modules import InputModule
 from st_contrastive.models.tree_batch import inner_children
 from st_contrastive.models.vocabulary import Vocabulary
 from st_contrastive.parsing import ParsedSentence, binarize, project_heads
+from st_contrastive.parsing.parse_cache import ParseCache
 
 # Written into config_sentence_transformers.json so that loading without the plugin says what to install.
 PLUGIN_REQUIREMENT = {"st-contrastive": {"specifier": ">=0.1.0",
@@ -39,6 +41,7 @@ class ParsedTextInput(InputModule):
         super().__init__()
         self.vocabulary, self.parser, self.lowercase = vocabulary, parser, lowercase
         self.parses: dict[str, ParsedSentence] = {}
+        self.parse_cache: ParseCache | None = None
         self._parser = None
 
     def add_parses(self, sentences: Iterable[ParsedSentence]) -> None:
@@ -46,9 +49,14 @@ class ParsedTextInput(InputModule):
         for sentence in sentences:
             self.parses[sentence.text] = sentence
 
+    def cache_parses_in(self, path: str | Path) -> None:
+        """Keep the parses of new texts in a jsonl.gz at ``path`` and read them back from it, so later models
+        (evaluation sets) do not parse them again."""
+        self.parse_cache = ParseCache(path)
+
     def parse(self, texts: list[str]) -> list[ParsedSentence]:
-        """The parses of ``texts``: from :attr:`parses` where known, the others with the configured parser (not
-        kept: memory stays bounded however much text a model encodes)."""
+        """The parses of ``texts``: from :attr:`parses` where known, the others with the configured parser,
+        through :attr:`parse_cache` when set (else not kept: memory stays bounded however much text is encoded)."""
         known = self.parses
         missing = sorted({t for t in texts if t not in known})
         if missing:
@@ -59,7 +67,9 @@ class ParsedTextInput(InputModule):
                 from st_contrastive.parsing import make_parser
 
                 self._parser = make_parser(self.parser)
-            known = {**known, **dict(zip(missing, self._parser.parse(missing), strict=True))}
+            parsed = (self.parse_cache.parse(missing, self._parser) if self.parse_cache is not None
+                      else self._parser.parse(missing))
+            known = {**known, **dict(zip(missing, parsed, strict=True))}
         return [known[t] for t in texts]
 
     def preprocess(self, inputs: Sequence[str | dict | ParsedSentence], prompt: str | None = None,

@@ -10,7 +10,7 @@ import logging
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from st_contrastive.evaluation.protocol import SEED, TransferProtocol, expand_tasks
+from st_contrastive.evaluation.protocol import TransferProtocol, expand_tasks
 from st_contrastive.recipes.help_format import DefaultsHelpFormatter
 from st_contrastive.recipes.input_checks import require_source
 from st_contrastive.recipes.parse import SINGLE_FILE_CORPORA, corpus_file
@@ -136,23 +136,6 @@ def parsed_corpus(config: MultiViewConfig, parser) -> Path:
     return path
 
 
-def evaluation_texts(tasks: list[str], max_rows: int | None = None, seed: int = SEED) -> list[str]:
-    """Every sentence the evaluation tasks will encode (the same ``max_rows`` subsets as the evaluation)."""
-    from st_contrastive.evaluation import load_sts, load_transfer
-    from st_contrastive.evaluation.protocol import SICK_RELATEDNESS, STS_TASKS
-
-    texts: list[str] = []
-    for task in expand_tasks(tasks):
-        if task in STS_TASKS or task == SICK_RELATEDNESS:
-            for split in ("train", "dev", "test") if task == SICK_RELATEDNESS else (task.split("-")[1],):
-                first, second, _ = load_sts(task.split("-")[0], split, max_rows=max_rows)
-                texts += first + second
-        else:
-            data = load_transfer(task, max_rows=max_rows, seed=seed)
-            texts += data.texts + (data.texts_b or [])
-    return list(dict.fromkeys(texts))
-
-
 def train_multiview(config: MultiViewConfig) -> dict:
     """Parse, build the two views, train with the bilinear context loss, evaluate, write the run; returns its
     results."""
@@ -163,7 +146,7 @@ def train_multiview(config: MultiViewConfig) -> dict:
     from st_contrastive.evaluation import evaluate_model
     from st_contrastive.losses import MultiViewBilinearLoss
     from st_contrastive.models import load_word_vectors, multiview_model
-    from st_contrastive.parsing import cached_parses, make_parser
+    from st_contrastive.parsing import make_parser
     from st_contrastive.reporting import format_results_table, write_run_results
     from st_contrastive.training import TrainResult, train
 
@@ -191,10 +174,9 @@ def train_multiview(config: MultiViewConfig) -> dict:
 
     after = {}
     if config.eval_tasks:
-        texts = evaluation_texts(config.eval_tasks, config.eval_max_rows)
-        model[0].add_parses(cached_parses(texts, parser, Path(config.parse_cache) /
-                                          f"evaluation-{parser.name.replace(':', '_')}.jsonl.gz").values())
-        protocol = TransferProtocol(folds=config.eval_folds, seed=SEED)
+        # Evaluation sentences are parsed as they are encoded, once for every run that shares the cache folder.
+        model[0].cache_parses_in(Path(config.parse_cache) / f"evaluation-{parser.name.replace(':', '_')}.jsonl.gz")
+        protocol = TransferProtocol(folds=config.eval_folds)
         model.eval()
         after = evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size,
                                max_rows=config.eval_max_rows, protocol=protocol)
