@@ -147,7 +147,7 @@ def train_multiview(config: MultiViewConfig) -> dict:
     from st_contrastive.losses import MultiViewBilinearLoss
     from st_contrastive.models import load_word_vectors, multiview_model
     from st_contrastive.parsing import make_parser
-    from st_contrastive.reporting import format_results_table, write_run_results
+    from st_contrastive.reporting import write_run_results
     from st_contrastive.training import TrainResult, train
 
     parser = make_parser(config.parser)
@@ -180,7 +180,6 @@ def train_multiview(config: MultiViewConfig) -> dict:
         model.eval()
         after = evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size,
                                max_rows=config.eval_max_rows, protocol=protocol)
-        print(format_results_table(after))
 
     results = {
         "method": "multiview",
