@@ -93,3 +93,32 @@ def test_cli_writes_pretraining_json(tmp_path):
     assert saved["steps_done"] == results["steps_done"] == 5
     assert saved["data"]["documents"] == 20 and saved["settings"]["max_steps"] == 5
     assert (output_dir / "tokenizer.json").exists() and (output_dir / "config.json").exists()
+
+
+def test_interrupted_run_resumes_from_its_last_checkpoint(tmp_path, wiki_texts):
+    import shutil
+
+    from safetensors.torch import load_file
+
+    texts, options = wiki_texts[:30], {**TINY, "max_steps": 10, "save_steps": 5, "eval_blocks": 16}
+    # One tokenizer for both runs: WordPiece training breaks ties differently from run to run (a resume reloads
+    # the tokenizer saved at the start for that reason).
+    options["tokenizer"] = train_wordpiece_tokenizer(texts, vocab_size=TINY["vocab_size"], model_max_length=64)
+    full = pretrain_masked_lm(texts, tmp_path / "full", **options)
+    interrupted = tmp_path / "interrupted"
+    pretrain_masked_lm(texts, interrupted, **options)
+    shutil.rmtree(interrupted / "checkpoints" / "checkpoint-10")  # as if killed between steps 5 and 10
+    resumed = pretrain_masked_lm(texts, interrupted, resume=True, **options)
+    assert resumed["resumed"] and resumed["steps_done"] == full["steps_done"] == 10
+    assert [entry["step"] for entry in full["held_out_log"]] == [5, 10]
+    weights, reference = load_file(interrupted / "model.safetensors"), load_file(tmp_path / "full" / "model.safetensors")
+    assert all(torch.allclose(weights[name], reference[name], atol=1e-6) for name in reference)
+
+
+def test_resume_with_other_settings_is_refused(tmp_path, wiki_texts):
+    options = {**TINY, "max_steps": 4, "save_steps": 2, "eval_blocks": 16}
+    pretrain_masked_lm(wiki_texts[:30], tmp_path, **options)
+    with pytest.raises(ValueError, match=r"learning_rate: 0.002 -> 0.001.*new --output"):
+        pretrain_masked_lm(wiki_texts[:30], tmp_path, resume=True, **{**options, "learning_rate": 1e-3})
+    with pytest.raises(ValueError, match="Nothing to resume"):
+        pretrain_masked_lm(wiki_texts[:30], tmp_path / "new", resume=True, **options)

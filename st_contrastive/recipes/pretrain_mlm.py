@@ -60,10 +60,26 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="stop after this many minutes of training, a guard (None: no limit)",
     )
-    train.add_argument("--mlm-probability", type=float, default=0.15, help="fraction of tokens masked (80/10/10)")
+    train.add_argument(
+        "--mlm-probability",
+        type=float,
+        default=0.15,
+        help="fraction of tokens masked (80/10/10) while training; the held-out loss always uses 0.15",
+    )
     train.add_argument("--bf16", action="store_true", help="bfloat16 autocast (~2x faster on CPUs with AVX512-BF16)")
     train.add_argument(
-        "--dropout", type=float, default=0.1, help="dropout while pretraining (the saved config gets BERT's 0.1)"
+        "--dropout", type=float, default=0.0, help="dropout while pretraining (the saved config gets BERT's 0.1)"
+    )
+    train.add_argument(
+        "--save-steps",
+        type=int,
+        default=500,
+        help="write a resumable checkpoint to OUTPUT/checkpoints and measure the held-out loss every this many steps",
+    )
+    train.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the interrupted run in --output from its last checkpoint (same options required)",
     )
     train.add_argument("--seed", type=int, default=0, help="seed for model init, masking and data order")
     train.add_argument("--num-threads", type=int, default=None, help="torch CPU threads (None: torch's choice)")
@@ -110,6 +126,8 @@ def main(argv: list[str] | None = None) -> dict:
         bf16=args.bf16,
         dropout=args.dropout,
         eval_blocks=args.eval_blocks,
+        save_steps=args.save_steps,
+        resume=args.resume,
     )
     print_results(results, args)
     return results
@@ -128,6 +146,8 @@ def print_results(results: dict, args: argparse.Namespace) -> None:
          f"{r['held_out_perplexity_before']:.1f} -> {r['held_out_perplexity_after']:.1f}"),
         ("[MASK]-token loss after | unigram",  # below unigram: the model reads context
          f"{r['held_out_mask_token_loss_after']:.3f} | {r['held_out_mask_token_loss_unigram']:.3f}"),
+        ("[MASK]-token loss every --save-steps",
+         ", ".join(f"{e['step']}: {e['mask_token_loss']:.2f}" for e in r["held_out_log"]) or "-"),
         ("wall time", f"{r['wall_seconds'] / 60:.1f} min ({r['train_seconds'] / 60:.1f} min training)"),
         ("saved to", f"{args.output} (pretraining.json beside it)"),
     ]  # fmt: skip
