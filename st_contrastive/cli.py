@@ -6,6 +6,7 @@ import os
 import sys
 
 from st_contrastive.recipes import (
+    chain,
     declutr,
     declutr_ablation,
     evaluate,
@@ -13,6 +14,7 @@ from st_contrastive.recipes import (
     parse,
     pretrain_mlm,
     scale_active_learning,
+    simcse,
     supcon_nli,
     supcon_nli_sweep,
 )
@@ -20,7 +22,9 @@ from st_contrastive.recipes import (
 COMMANDS = {
     "declutr": (declutr.main, "DeCLUTR continued training with evaluation before and after"),
     "declutr-ablation": (declutr_ablation.main, "DeCLUTR objective ablation at equal steps (Fig. 3)"),
+    "simcse": (simcse.main, "unsupervised SimCSE with sentence-transformers' loss (DeCLUTR's control)"),
     "supcon": (supcon_nli.main, "supervised contrastive + cross-entropy training on NLI"),
+    "chain": (chain.main, "base -> DeCLUTR -> SupCon + CE against each stage alone (beyond the papers)"),
     "supcon-sweep": (supcon_nli_sweep.main, "CE-only vs SupCon + CE over λ and candidates (Tables 2-3)"),
     "pretrain-mlm": (pretrain_mlm.main, "pretrain a small BERT with MLM (a base for DeCLUTR)"),
     "multiview": (multiview.main, "multi-view structured encoders (Tree-LSTMs, bi-GRU) on context prediction"),

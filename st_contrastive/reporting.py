@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -35,10 +36,49 @@ def plot_training_curves(log_history: list[dict], path: str | Path, title: str =
     return Path(path)
 
 
+def eval_curves(log_history: list[dict]) -> dict[str, list[list[float]]]:
+    """The STS scores an evaluator logged during training: ``{"sts-b-dev": [[step, spearman x 100], ...]}``."""
+    curves: dict[str, list[list[float]]] = {}
+    suffix = "_spearman_cosine"
+    for row in log_history:
+        for key, value in row.items():
+            if key.startswith("eval_") and key.endswith(suffix):
+                curves.setdefault(key[len("eval_") : -len(suffix)], []).append([row["step"], 100 * value])
+    return curves
+
+
+def plot_eval_curves(curves_by_run: dict[str, dict[str, list]], path: str | Path, title: str = "") -> Path | None:
+    """One line per run and evaluator: the score logged during training against the step."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    lines = [(f"{run} {name}".strip(), points) for run, curves in curves_by_run.items() for name, points in curves.items()]
+    if not lines:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for label, points in lines:
+        ax.plot(*zip(*points), marker="o", markersize=3, label=label)
+    ax.set_xlabel("step")
+    ax.set_ylabel("Spearman x 100")
+    ax.set_title(textwrap.fill(title, 90), fontsize=9)  # a run's options can be long
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return Path(path)
+
+
 def write_run_results(output: str | Path, results: dict, run) -> dict:
     """Write a training run's ``results.json`` and ``training_curves.png`` into its checkpoint folder, and print
-    the before/after table and where everything went. ``run`` is the :class:`~st_contrastive.training.TrainResult`."""
+    the before/after table and where everything went. ``run`` is the :class:`~st_contrastive.training.TrainResult`.
+    Scores an evaluator logged during training go into ``results["eval_curves"]`` and ``eval_curves.png``."""
     output = Path(output)
+    curves = eval_curves(run.log_history)
+    if curves:
+        results = results | {"eval_curves": curves}
+        plot_eval_curves({"": curves}, output / "eval_curves.png", title=output.name)
     path = output / "results.json"
     path.write_text(json.dumps(results, indent=2, default=str))
     plot_training_curves(run.log_history, output / "training_curves.png", title=output.name)

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+import torch
 from sentence_transformers import SentenceTransformer
 from transformers import AutoModelForMaskedLM
 
@@ -78,3 +79,87 @@ def test_ablation_runs_every_variant_at_equal_steps(tmp_path, tiny_mlm_dir):
         assert run["train"]["steps"] == 2
     assert json.loads((tmp_path / "ablation" / "mlm-only" / "results.json").read_text())["config"]["contrastive_weight"] == 0
     assert (tmp_path / "ablation" / "ablation.png").exists()
+
+
+def test_simcse_control_runs_at_the_declutr_budget_with_curves(tmp_path, tiny_mlm_dir):
+    from st_contrastive.recipes.declutr_ablation import main as ablation
+
+    table = ablation([
+        "--model", tiny_mlm_dir, "--output", str(tmp_path / "controls"), "--eval-tasks", "stsb-dev",
+        "--variants", "contrastive-only", "simcse", "--documents", str(data_file("corpus/docs.jsonl.gz")),
+        "--max-documents", "8", "--max-steps", "4", "--batch-size", "2", "--max-length", "32", "--min-length", "8",
+        "--temperature", "0.1", "--eval-steps", "2",
+    ])
+    assert list(table) == ["base (mean pooling)", "contrastive-only", "simcse"]
+    simcse = json.loads((tmp_path / "controls" / "simcse" / "results.json").read_text())
+    # 2 documents x 2 anchors = 4 sentences a step; the same τ and steps as the DeCLUTR variant.
+    assert simcse["train"]["steps"] == 4 and simcse["config"]["training"]["batch_size"] == 4
+    assert simcse["config"]["temperature"] == 0.1 and simcse["config"]["sentences"] == 16
+    assert table["simcse"]["stsb-dev"] != table["base (mean pooling)"]["stsb-dev"]
+    # The saved checkpoint keeps the model's own length limit, not SimCSE's 32 training tokens.
+    assert SentenceTransformer(str(tmp_path / "controls" / "simcse"), device="cpu").max_seq_length == 256
+    summary = json.loads((tmp_path / "controls" / "ablation.json").read_text())
+    for name in ("contrastive-only", "simcse"):
+        steps = [step for step, _ in summary["eval_curves"][name]["sts-b-dev"]]
+        assert steps == [0, 2, 4], steps
+        assert summary["eval_curves"][name]["sts-b-dev"][0][1] == pytest.approx(table["base (mean pooling)"]["stsb-dev"])
+    # DeCLUTR's last point is the final model (SimCSE's is scored at its 32 training tokens, the final at the model's).
+    assert summary["eval_curves"]["contrastive-only"]["sts-b-dev"][-1][1] == pytest.approx(
+        table["contrastive-only"]["stsb-dev"], abs=0.01)  # batches padded differently: float noise
+    assert (tmp_path / "controls" / "curves.png").stat().st_size > 1000
+
+
+def test_new_mlm_head_warms_up_alone_before_joint_training(tmp_path, tiny_model, tiny_mlm_dir):
+    from st_contrastive.data import DeCLUTRDataCollator, SpanSampler, load_documents, prepare_declutr_dataset
+    from st_contrastive.losses import DeCLUTRLoss
+    from st_contrastive.recipes.declutr import DeCLUTRConfig, warm_up_mlm_head
+
+    headless = tmp_path / "headless"
+    tiny_model.save(str(headless))  # Transformer + Pooling: a BertModel, no MLM head (as all-MiniLM-L6-v2)
+    model = SentenceTransformer(str(headless), device="cpu")
+    loss = DeCLUTRLoss(model)
+    assert not loss.mlm_head.pretrained
+    sampler = SpanSampler(num_anchors=2, num_positives=2, min_length=8, max_length=32)
+    dataset = prepare_declutr_dataset(load_documents(data_file("corpus/docs.jsonl.gz"), limit=12), model.tokenizer,
+                                      sampler)
+    encoder = {name: p.detach().clone() for name, p in model.named_parameters()}
+    head = {name: p.detach().clone() for name, p in loss.mlm_head.named_parameters() if name not in encoder}
+    config = DeCLUTRConfig(mlm_head_warmup_steps=3)
+    config.training.batch_size = 2
+    run = warm_up_mlm_head(model, loss, dataset, DeCLUTRDataCollator(model.tokenizer, sampler), config, tmp_path)
+    logged = run.summary()["last_log"]
+    assert run.steps == 3 and "mlm" in logged and logged.get("contrastive", 0) == 0  # MLM alone
+    assert all(torch.equal(p, encoder[name]) for name, p in model.named_parameters())  # encoder untouched
+    changed = [name for name, p in loss.mlm_head.named_parameters() if name in head and not torch.equal(p, head[name])]
+    assert changed, "the head did not learn"
+    assert all(p.requires_grad for p in model.parameters()) and (loss.contrastive_weight, loss.mlm_weight) == (1, 1)
+
+    options = ["--documents", str(data_file("corpus/docs.jsonl.gz")), "--max-documents", "12", "--batch-size", "2",
+               "--max-length", "48", "--min-length", "8", "--max-steps", "2", "--mlm-head-warmup-steps", "3",
+               "--eval-tasks"]
+    joint = main(["--model", str(headless), "--output", str(tmp_path / "joint"), *options])
+    assert joint["mlm_head_warmup"]["steps"] == 3 and joint["train"]["steps"] == 2
+    assert joint["base_is_sentence_encoder"]  # a saved SentenceTransformer: the table is read as continued training
+    # A base that ships its MLM head needs no warm-up: the option does nothing.
+    shipped = main(["--model", tiny_mlm_dir, "--output", str(tmp_path / "shipped"), *options])
+    assert shipped["mlm_head_warmup"] is None and shipped["train"]["steps"] == 2
+    assert not shipped["base_is_sentence_encoder"]  # a masked LM read by mean pooling
+
+
+def test_chain_trains_three_arms_and_resumes(tmp_path, tiny_mlm_dir):
+    from st_contrastive.recipes.chain import main as chain
+
+    argv = ["--model", tiny_mlm_dir, "--output", str(tmp_path / "chain"), "--eval-tasks", "stsb-test",
+            "--declutr-steps", "2", "--supcon-steps", "2", "--documents", str(data_file("corpus/docs.jsonl.gz")),
+            "--max-documents", "8", "--batch-size", "2", "--max-length", "32", "--min-length", "8"]
+    table = chain(argv)
+    assert list(table) == ["base", "declutr", "supcon", "declutr+supcon"]
+    chained = json.loads((tmp_path / "chain" / "declutr+supcon" / "results.json").read_text())
+    assert chained["model"] == str(tmp_path / "chain" / "declutr") and chained["train"]["steps"] == 2
+    assert json.loads((tmp_path / "chain" / "declutr" / "results.json").read_text())["train"]["steps"] == 2
+    assert len({row["stsb-test"] for row in table.values()}) == 4  # four different models
+    # A rerun reads every finished arm and its scores back.
+    stamp = (tmp_path / "chain" / "supcon" / "model.safetensors").stat().st_mtime_ns
+    assert chain(argv) == table
+    assert (tmp_path / "chain" / "supcon" / "model.safetensors").stat().st_mtime_ns == stamp
+    assert "| declutr+supcon |" in (tmp_path / "chain" / "chain.md").read_text()

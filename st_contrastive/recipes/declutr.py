@@ -44,6 +44,8 @@ class DeCLUTRConfig(RecipeConfig):
     contrastive_weight: float = 1.0
     mlm_weight: float = 1.0
     mlm_probability: float = 0.15
+    mlm_head_warmup_steps: int = 0
+    mlm_head_learning_rate: float = 1e-3
     save_masked_lm: bool = False
     eval_tasks: list[str] = field(default_factory=lambda: ["stsb-test"])
     eval_batch_size: int = 64
@@ -93,6 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
     objective.add_argument("--mlm-weight", type=float, default=defaults.mlm_weight, help="weight of MLM (0: contrastive only)")
     objective.add_argument("--mlm-probability", type=float, default=defaults.mlm_probability,
                            help="share of anchor tokens masked")
+    objective.add_argument("--mlm-head-warmup-steps", type=int, default=defaults.mlm_head_warmup_steps,
+                           help="when the base ships no MLM head: train the new head alone (encoder frozen, MLM "
+                           "only) for this many steps before joint training")
+    objective.add_argument("--mlm-head-learning-rate", type=float, default=defaults.mlm_head_learning_rate,
+                           help="peak learning rate of those head-only steps (linear decay, no warm-up)")
     objective.add_argument("--save-masked-lm", action="store_true", help="also write the encoder with its MLM head "
                            "(*ForMaskedLM) to <output>/masked-lm, to continue training later")
 
@@ -143,6 +150,7 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     documents = load_corpus(config.documents, config.text_field, limit=config.max_documents)
     torch.manual_seed(config.training.seed)
     model = SentenceTransformer(config.model or default_model())
+    sentence_encoder = is_sentence_encoder(config.model or default_model())
     output = Path(config.output or Path("runs") / (config.name or model_name(model)))
     limit, why = input_token_limit(model)
     specials = sum(map(len, special_token_template(model.tokenizer)))
@@ -159,6 +167,9 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
 
     before = evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size) if config.eval_tasks else {}
+    head_warmup = None
+    if config.mlm_head_warmup_steps and config.mlm_weight > 0 and not loss.mlm_head.pretrained:
+        head_warmup = warm_up_mlm_head(model, loss, dataset, collator, config, output)
     run = train(model, loss, dataset, replace(config.training, output_dir=str(output / "checkpoints")),
                 data_collator=collator, evaluator=evaluator)
     model.save(str(output))
@@ -172,10 +183,49 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
         "output": str(output),
         "config": asdict(config) | {"max_length": max_length, "documents_used": len(dataset)},
         "train": run.summary(),
+        "mlm_head_warmup": head_warmup.summary() if head_warmup else None,
+        "base_is_sentence_encoder": sentence_encoder,
         "before": before,
         "after": after,
     }
-    return write_run_results(output, results, run)
+    results = write_run_results(output, results, run)
+    if after:
+        print(reading(sentence_encoder, config.documents))
+    return results
+
+
+def is_sentence_encoder(model: str) -> bool:
+    """Whether ``model`` (a folder or a Hub id) is a saved SentenceTransformer rather than a plain transformers model
+    that sentence-transformers reads with mean pooling."""
+    if Path(model).is_dir():
+        return (Path(model) / "modules.json").exists()
+    from huggingface_hub import try_to_load_from_cache
+
+    return isinstance(try_to_load_from_cache(model, "modules.json"), str)  # loaded just before, so cached
+
+
+def reading(sentence_encoder: bool, documents: str) -> str:
+    """How to read the before/after table, which depends on what the base was."""
+    if sentence_encoder:
+        return (f"The base is already a sentence encoder: DeCLUTR continues its training on '{documents}' to adapt it "
+                "to that text. General STS is expected to move by a point or two either way, not to gain.")
+    return ("The base is a language model read by mean pooling: the change above is what DeCLUTR's training adds "
+            "to a plain pretrained encoder.")
+
+
+def warm_up_mlm_head(model, loss, dataset, collator, config: DeCLUTRConfig, output: Path):
+    """Train the new MLM head alone (MLM term only, encoder frozen) before joint training; its learning rate
+    decays linearly from ``mlm_head_learning_rate`` over those steps."""
+    from st_contrastive.training import train_heads_only
+
+    settings = replace(config.training, max_steps=config.mlm_head_warmup_steps, warmup_ratio=0.0, save_steps=0,
+                       eval_steps=0, learning_rate=config.mlm_head_learning_rate, output_dir=str(output / "head-warmup"))
+    weights = loss.contrastive_weight, loss.mlm_weight
+    loss.contrastive_weight, loss.mlm_weight = 0.0, 1.0
+    try:
+        return train_heads_only(model, loss, dataset, settings, data_collator=collator)
+    finally:
+        loss.contrastive_weight, loss.mlm_weight = weights
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -1,9 +1,14 @@
-"""DeCLUTR's objective ablation (paper Fig. 3): base vs MLM-only vs contrastive-only vs both, at equal steps.
+"""DeCLUTR's objective ablation (paper Fig. 3): base vs MLM-only vs contrastive-only vs both, at equal steps,
+with unsupervised SimCSE as a control that runs only sentence-transformers' code.
 
-    st-contrastive declutr-ablation --model runs/mlm-small --max-steps 300 [any declutr option ...]
+    st-contrastive declutr-ablation --model runs/mlm-base --max-steps 300 --eval-steps 50 [any declutr option ...]
+    st-contrastive declutr-ablation --variants contrastive-only simcse --temperature 0.1 --output runs/abl-t0.1 ...
 
 Every variant starts from the same base with the same seed, data and step budget; options not listed here are
-`st-contrastive declutr` options and apply to every variant. Writes <output>/ablation.json, a table and ablation.png.
+`st-contrastive declutr` options and apply to every variant. `simcse` trains on sentences cut from the same
+documents, with as many sentences per batch as DeCLUTR has anchors (batch size x anchors), the same τ, learning
+rate, warm-up and steps. Writes <output>/ablation.json, a table, ablation.png and, with --eval-steps, curves.png
+(STS-B dev during training).
 """
 
 from __future__ import annotations
@@ -19,7 +24,19 @@ VARIANTS = {
     "mlm-only": {"contrastive_weight": 0.0},
     "contrastive-only": {"mlm_weight": 0.0},
     "declutr": {},
+    "simcse": None,  # not a DeCLUTR setting: see run_simcse
 }
+
+
+def run_simcse(base, output: Path) -> dict:
+    """The SimCSE control at the DeCLUTR run's budget: sentences per batch = documents x anchors."""
+    from st_contrastive.recipes.simcse import SimCSEConfig, train_simcse
+
+    training = replace(base.training, batch_size=base.training.batch_size * base.num_anchors)
+    config = SimCSEConfig(model=base.model, documents=base.documents, text_field=base.text_field,
+                          max_documents=base.max_documents, temperature=base.temperature, output=str(output),
+                          eval_tasks=base.eval_tasks, eval_batch_size=base.eval_batch_size, training=training)
+    return train_simcse(config)
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -27,27 +44,41 @@ def main(argv: list[str] | None = None) -> dict:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="the MLM-pretrained base every variant starts from")
     parser.add_argument("--output", default="runs/declutr-ablation", help="folder for the variants and the table")
-    parser.add_argument("--eval-tasks", nargs="*", default=["stsb-test", "sick-test"], help="tasks to compare")
+    parser.add_argument("--eval-tasks", nargs="*", default=["stsb-dev", "stsb-test", "sick-test"],
+                        help="tasks to compare")
+    parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=["mlm-only", "contrastive-only",
+                        "declutr"], help="what to train from the base (the base itself is always evaluated)")
     args, declutr_options = parser.parse_known_args(argv)
     base = DeCLUTRConfig.from_args(build_parser().parse_args(declutr_options))
     # Imported here, not at the top: the parsers must build without torch (instant --help).
     from sentence_transformers import SentenceTransformer
 
     from st_contrastive.evaluation import averages, evaluate_model, main_score
+    from st_contrastive.reporting import plot_eval_curves
 
     base = replace(base, model=args.model, eval_tasks=args.eval_tasks)
     output = Path(args.output)
     output.mkdir(parents=True, exist_ok=True)
 
     scores = {"base (mean pooling)": evaluate_model(SentenceTransformer(args.model), args.eval_tasks)}
-    for name, changes in VARIANTS.items():
-        scores[name] = train_declutr(replace(base, output=str(output / name), **changes))["after"]
+    curves, seconds = {}, {}
+    for name in args.variants:
+        if name == "simcse":
+            results = run_simcse(base, output / name)
+        else:
+            results = train_declutr(replace(base, output=str(output / name), **VARIANTS[name]))
+        scores[name], seconds[name] = results["after"], results["train"]["seconds"]
+        curves[name] = results.get("eval_curves", {})
+        if "stsb-dev" in scores["base (mean pooling)"] and "sts-b-dev" in curves[name]:  # the curve starts at the base
+            curves[name]["sts-b-dev"].insert(0, [0, main_score(scores["base (mean pooling)"]["stsb-dev"])])
 
     table = {name: {task: main_score(r) for task, r in result.items()}
              | {"avg": averages(result).get("sts", averages(result).get("transfer"))} for name, result in scores.items()}
     (output / "ablation.json").write_text(json.dumps({"model": args.model, "declutr_options": declutr_options,
-                                                      "scores": table}, indent=2))
+                                                      "scores": table, "train_seconds": seconds,
+                                                      "eval_curves": curves}, indent=2))
     plot(table, output / "ablation.png")
+    plot_eval_curves(curves, output / "curves.png", title=f"during training: {' '.join(declutr_options)}")
     columns = [*args.eval_tasks, "avg"]
     print(f"{'variant':<22}" + "".join(f"{c:>12}" for c in columns))
     for name, row in table.items():

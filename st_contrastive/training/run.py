@@ -59,3 +59,23 @@ def train(
     start = time.perf_counter()
     trainer.train(resume_from_checkpoint=settings.resume_from_checkpoint)
     return TrainResult(trainer.state.global_step, time.perf_counter() - start, trainer.state.log_history)
+
+
+def train_heads_only(
+    model: SentenceTransformer, loss: nn.Module, train_dataset: Dataset, settings: TrainSettings, **train_options
+) -> TrainResult:
+    """:func:`train` with the encoder frozen: only the loss's own parameters (its new heads) learn.
+
+    A head that starts from random weights (e.g. the MLM head of a base that ships none, at ~ln|V| nats) sends
+    large, uninformed gradients into the encoder when trained jointly from step 0; a few head-only steps first
+    let it catch up. Parameters shared with the encoder (a decoder tied to the input embeddings) stay frozen.
+    The encoder's ``requires_grad`` flags are restored afterwards, also on an error.
+    """
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    for parameter in trainable:
+        parameter.requires_grad_(False)
+    try:
+        return train(model, loss, train_dataset, settings, **train_options)
+    finally:
+        for parameter in trainable:
+            parameter.requires_grad_(True)

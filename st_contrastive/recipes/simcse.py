@@ -1,0 +1,137 @@
+"""Unsupervised SimCSE (Gao et al., 2021): each sentence paired with itself, dropout makes the two views differ.
+
+    st-contrastive simcse --model PATH_OR_HUB_ID --documents wiki [--max-steps N ...]
+
+The control for DeCLUTR: it uses only sentence-transformers' own loss (``MultipleNegativesRankingLoss`` on (s, s)
+pairs, scale = 1/τ) on sentences cut from the same corpus, so a gap between the two is not in this package's code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from st_contrastive.data_dir import SHARED_CORPORA
+from st_contrastive.evaluation.protocol import expand_tasks
+from st_contrastive.recipes.help_format import DefaultsHelpFormatter
+from st_contrastive.recipes.input_checks import require_source
+from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class SimCSEConfig(RecipeConfig):
+    """One unsupervised SimCSE run; the defaults are the paper's (τ 0.05, batch 64, lr 3e-5, 32 tokens, 1M sentences)."""
+
+    model: str | None = None  # None: all-MiniLM-L6-v2 from the default-model extra
+    documents: str = "wiki"
+    text_field: str = "text"
+    max_documents: int | None = None
+    max_sentences: int = 1_000_000
+    max_seq_length: int = 32
+    temperature: float = 0.05
+    output: str | None = None  # None: runs/simcse
+    eval_tasks: list[str] = field(default_factory=lambda: ["stsb-test"])
+    eval_batch_size: int = 64
+    training: TrainSettings = field(
+        default_factory=lambda: TrainSettings(batch_size=64, learning_rate=3e-5, warmup_ratio=0.0, save_steps=0)
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    defaults = SimCSEConfig()
+    parser = argparse.ArgumentParser(
+        prog="st-contrastive simcse",
+        description="Unsupervised SimCSE with sentence-transformers' MultipleNegativesRankingLoss on (s, s) pairs: "
+        "dropout gives the two views, the rest of the batch the negatives. Defaults are the paper's.",
+        formatter_class=DefaultsHelpFormatter,
+    )
+    parser.add_argument("--model", default=defaults.model, help="base model: local path or Hub id; default all-MiniLM-L6-v2")
+    parser.add_argument("--documents", default=defaults.documents, help="documents to cut into sentences: a shared "
+                        "corpus (wiki, books, both), a .jsonl(.gz)/.txt file, a saved dataset folder or a Hub id")
+    parser.add_argument("--text-field", default=defaults.text_field, help="field holding the document text")
+    parser.add_argument("--max-documents", type=int, default=defaults.max_documents,
+                        help="use only the first N documents (unset: all)")
+    parser.add_argument("--max-sentences", type=int, default=defaults.max_sentences, help="sentences to train on "
+                        "(fewer when --max-steps needs fewer, or the corpus has fewer)")
+    parser.add_argument("--max-seq-length", type=int, default=defaults.max_seq_length, help="tokens per sentence")
+    parser.add_argument("--temperature", type=float, default=defaults.temperature, help="τ (the loss's scale is 1/τ)")
+    parser.add_argument("--output", default=defaults.output, help="output folder; default runs/simcse")
+    add_training_arguments(parser, defaults.training, batch_size_help="sentences per batch")
+    parser.add_argument("--eval-tasks", nargs="*", default=defaults.eval_tasks, help="tasks evaluated before and "
+                        "after (see `st-contrastive evaluate --help`)")
+    parser.add_argument("--eval-batch-size", type=int, default=defaults.eval_batch_size,
+                        help="batch size for evaluation encoding")
+    return parser
+
+
+def check_inputs(config: SimCSEConfig) -> None:
+    """Fail on a bad name or path before anything heavy loads (the command line prints it as one line)."""
+    require_source(config.model, "--model")
+    require_source(config.documents, "--documents", tuple(SHARED_CORPORA))
+    expand_tasks(config.eval_tasks)
+
+
+def train_simcse(config: SimCSEConfig) -> dict:
+    """Cut sentences, train with MultipleNegativesRankingLoss on (s, s), evaluate before and after; the results."""
+    check_inputs(config)
+    # Imported here, not at the top: the parser above must build without torch (instant --help).
+    import torch
+    from datasets import Dataset
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+    from st_contrastive.data import load_corpus
+    from st_contrastive.data.sentences import split_into_sentences
+    from st_contrastive.default_model import default_model
+    from st_contrastive.evaluation import evaluate_model, sts_evaluator
+    from st_contrastive.reporting import write_run_results
+    from st_contrastive.training import train
+
+    steps, batch = config.training.max_steps, config.training.batch_size
+    needed = min(config.max_sentences, steps * batch) if steps > 0 else config.max_sentences
+    documents = load_corpus(config.documents, config.text_field, limit=config.max_documents)
+    sentences = split_into_sentences(documents, needed, seed=config.training.seed, text_field="text")
+    if len(sentences) < batch:
+        raise ValueError(f"--documents {config.documents} gave {len(sentences)} sentences, fewer than one batch "
+                         f"({batch}): pass more documents or a smaller --batch-size")
+    logger.info("Training on %d sentences", len(sentences))
+    dataset = Dataset.from_dict({"anchor": sentences, "positive": sentences})
+    torch.manual_seed(config.training.seed)
+    model = SentenceTransformer(config.model or default_model())
+    output = Path(config.output or Path("runs") / "simcse")
+
+    before = evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size) if config.eval_tasks else {}
+    loss = MultipleNegativesRankingLoss(model, scale=1 / config.temperature)
+    evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
+    # Sentences are cut to max_seq_length for training only (the paper's 32 tokens); evaluation and the saved
+    # checkpoint keep the model's own limit.
+    model_limit, model.max_seq_length = model.max_seq_length, min(config.max_seq_length, model.max_seq_length)
+    run = train(model, loss, dataset, replace(config.training, output_dir=str(output / "checkpoints")),
+                evaluator=evaluator)
+    model.max_seq_length = model_limit
+    model.save(str(output))
+    after = evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size) if config.eval_tasks else {}
+    results = {
+        "method": "simcse",
+        "model": config.model or "all-MiniLM-L6-v2 (default-model extra)",
+        "output": str(output),
+        "config": asdict(config) | {"sentences": len(sentences)},
+        "train": run.summary(),
+        "before": before,
+        "after": after,
+    }
+    return write_run_results(output, results, run)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return train_simcse(SimCSEConfig.from_args(args))
+
+
+if __name__ == "__main__":
+    main()
