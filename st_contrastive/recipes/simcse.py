@@ -13,10 +13,8 @@ import logging
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from st_contrastive.data_dir import SHARED_CORPORA
-from st_contrastive.evaluation.protocol import expand_tasks
+from st_contrastive.recipes.declutr import check_inputs  # the same fields: model, documents, eval_tasks
 from st_contrastive.recipes.help_format import DefaultsHelpFormatter
-from st_contrastive.recipes.input_checks import require_source
 from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
 
 logger = logging.getLogger(__name__)
@@ -66,13 +64,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--eval-batch-size", type=int, default=defaults.eval_batch_size,
                         help="batch size for evaluation encoding")
     return parser
-
-
-def check_inputs(config: SimCSEConfig) -> None:
-    """Fail on a bad name or path before anything heavy loads (the command line prints it as one line)."""
-    require_source(config.model, "--model")
-    require_source(config.documents, "--documents", tuple(SHARED_CORPORA))
-    expand_tasks(config.eval_tasks)
 
 
 def train_simcse(config: SimCSEConfig) -> dict:
