@@ -35,12 +35,15 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--supcon-steps", type=int, default=-1, help="steps of the SupCon + CE stage (-1: one epoch)")
     parser.add_argument("--output", default="runs/chain", help="folder for the arms and the table")
     parser.add_argument("--eval-tasks", nargs="*", default=["sts", "transfer"], help="tasks compared")
+    parser.add_argument("--eval-max-rows", type=int, default=None, help="seeded subset of at most this many rows per "
+                        "transfer task (STS is always evaluated in full; unset: all)")
     args, declutr_options = parser.parse_known_args(argv)
     declutr = DeCLUTRConfig.from_args(declutr_parser().parse_args(declutr_options))
     # Imported here, not at the top: the parsers must build without torch (instant --help).
     from sentence_transformers import SentenceTransformer
 
     from st_contrastive.evaluation import averages, evaluate_model, main_score
+    from st_contrastive.evaluation.protocol import STS_TASKS, expand_tasks
     from st_contrastive.recipes.declutr import train_declutr
     from st_contrastive.recipes.supcon_nli import SupConNLIConfig, train_supcon_nli
 
@@ -58,10 +61,16 @@ def main(argv: list[str] | None = None) -> dict:
                                                            output=str(output / "declutr+supcon"))),
     }
     def scores_of(model: str, path: Path) -> dict:
-        """Evaluate once; a rerun reads the scores back (re-evaluated if the tasks changed)."""
+        """Evaluate once; a rerun reads the scores back (re-evaluated if the tasks or row limit changed)."""
         saved = json.loads(path.read_text()) if path.exists() else {}
-        if saved.get("tasks") != args.eval_tasks:
-            saved = {"tasks": args.eval_tasks, "scores": evaluate_model(SentenceTransformer(model), args.eval_tasks)}
+        tasks = {"tasks": args.eval_tasks, "max_rows": args.eval_max_rows}
+        if {key: saved.get(key) for key in tasks} != tasks:
+            encoder = SentenceTransformer(model)
+            sts = [task for task in expand_tasks(args.eval_tasks) if task in STS_TASKS]  # always in full
+            rest = [task for task in expand_tasks(args.eval_tasks) if task not in STS_TASKS]
+            scores = (evaluate_model(encoder, sts) if sts else {}) | (
+                evaluate_model(encoder, rest, max_rows=args.eval_max_rows) if rest else {})
+            saved = tasks | {"scores": scores}
             path.write_text(json.dumps(saved, indent=2))
         return saved["scores"]
 
