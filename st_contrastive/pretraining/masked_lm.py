@@ -21,7 +21,6 @@ from transformers import (
     BertConfig,
     BertForMaskedLM,
     BertTokenizerFast,
-    DataCollatorForLanguageModeling,
     Trainer,
     TrainerCallback,
     TrainingArguments,
@@ -148,10 +147,10 @@ class BlockMaskingCollator:
         return {"input_ids": masked, "labels": labels}
 
 
-def fixed_masked_batches(blocks: Dataset, collator: DataCollatorForLanguageModeling, batch_size: int) -> list[dict]:
+def fixed_masked_batches(blocks: Dataset, collator: BlockMaskingCollator, batch_size: int) -> list[dict]:
     """Mask the held-out blocks once, so the loss before and after training is measured on identical inputs."""
-    ids = blocks["input_ids"]
-    return [collator([{"input_ids": row} for row in ids[i : i + batch_size]]) for i in range(0, len(ids), batch_size)]
+    rows = blocks.select_columns(["input_ids", "block"]).to_list()
+    return [collator(rows[i : i + batch_size]) for i in range(0, len(rows), batch_size)]
 
 
 @torch.no_grad()
@@ -297,9 +296,7 @@ def pretrain_masked_lm(
     )
     collator = BlockMaskingCollator(tokenizer, mlm_probability, seed)
     held_out = fixed_masked_batches(
-        split["test"],
-        DataCollatorForLanguageModeling(tokenizer, mlm_probability=HELD_OUT_MLM_PROBABILITY, seed=seed + 1),
-        batch_size,
+        split["test"], BlockMaskingCollator(tokenizer, HELD_OUT_MLM_PROBABILITY, seed + 1), batch_size
     )
     loss_before, mask_loss_before = held_out_mlm_losses(model, held_out, tokenizer.mask_token_id)
     loss_unigram = unigram_loss(split["train"], held_out, tokenizer.mask_token_id, len(tokenizer))
@@ -346,8 +343,7 @@ def pretrain_masked_lm(
     output_dir.mkdir(parents=True, exist_ok=True)
     mlm = model.as_masked_lm()
     mlm.config.hidden_dropout_prob = mlm.config.attention_probs_dropout_prob = 0.1
-    mlm.save_pretrained(output_dir)
-    tokenizer.save_pretrained(output_dir)
+    mlm.save_pretrained(output_dir)  # the tokenizer is already there, saved before training
     logged = [(entry["step"], entry["loss"]) for entry in trainer.state.log_history if "loss" in entry]
     results = {
         "steps_done": trainer.state.global_step,
