@@ -18,6 +18,7 @@ from st_contrastive.recipes import (
     supcon_nli,
     supcon_nli_sweep,
 )
+from st_contrastive.training.distributed import is_distributed
 
 COMMANDS = {
     "declutr": (declutr.main, "DeCLUTR continued training with evaluation before and after"),
@@ -32,6 +33,12 @@ COMMANDS = {
     "evaluate": (evaluate.main, "STS and SentEval-style transfer evaluation of a model"),
     "parse": (parse.main, "parse a corpus once into a resumable cache of parsed sentences (spaCy or stanza)"),
 }
+
+
+# Commands that train with DDP under torchrun / accelerate launch (rank 0 evaluates and writes). The others run in
+# one process: pretrain-mlm trains its tokenizer first (every rank would train a different one), and the sweeps,
+# the chain and the active-learning loop read back files that only rank 0 writes; multiview is not tested under DDP yet.
+DISTRIBUTED_COMMANDS = ("declutr", "simcse", "supcon")
 
 
 def usage() -> str:
@@ -54,6 +61,9 @@ def main(argv: list[str] | None = None) -> None:
     if argv[0] not in COMMANDS:
         sys.exit(f"st-contrastive: unknown command {argv[0]!r}\n\n{usage()}")
     run, _ = COMMANDS[argv[0]]
+    if is_distributed() and argv[0] not in DISTRIBUTED_COMMANDS:
+        sys.exit(f"st-contrastive {argv[0]}: error: runs in one process; launch it without torchrun/accelerate "
+                 f"(these train on several: {', '.join(DISTRIBUTED_COMMANDS)})")
     try:
         run(argv[1:])
     except (ValueError, OSError) as error:

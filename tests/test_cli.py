@@ -78,3 +78,14 @@ def test_each_option_states_its_default_once():
             assert "(default: None)" not in text, (parser.prog, text)
             if "(default: " in text:  # appended only where the help did not already say it
                 assert text.replace("%(default)s", "").lower().count("default") == 1, (parser.prog, text)
+
+
+def test_single_process_commands_refuse_a_distributed_launch(tmp_path):
+    import os
+
+    env = os.environ | {"WORLD_SIZE": "2", "RANK": "0"}
+    done = subprocess.run([sys.executable, "-c", RUN, "supcon-sweep", "--output", str(tmp_path / "sweep")],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env, check=False)
+    assert done.returncode == 1
+    assert "runs in one process; launch it without torchrun/accelerate" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "sweep").exists()

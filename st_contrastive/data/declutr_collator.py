@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import zlib
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -12,7 +11,7 @@ import torch
 from datasets import Dataset
 
 from st_contrastive.data.span_sampler import SpanSampler
-from st_contrastive.models.masked_lm_head import mask_tokens
+from st_contrastive.models.masked_lm_head import IGNORE_INDEX, mask_tokens
 
 
 @dataclass
@@ -24,11 +23,13 @@ class DeCLUTRDataCollator:
     ``anchor_*`` (``N·A`` rows, masked for MLM with ``anchor_mlm_labels`` holding the original tokens) and
     ``positive_*`` (``N·A·P`` rows, the ``P`` positives of anchor ``i`` at rows ``i·P … i·P+P−1``).
 
-    The spans and masks of a batch are a pure function of ``(seed, epoch, rank, the batch's documents)``: a run
-    resumed from a checkpoint draws what the uninterrupted run drew (skipped batches are never collated), the
-    result does not depend on the number of DataLoader workers, DDP ranks draw differently, and evaluation
-    batches (:meth:`for_evaluation`) draw the same spans and masks at every evaluation without moving the
-    training draws. :class:`~st_contrastive.training.ContrastiveTrainer` calls :meth:`set_epoch` every epoch
+    The spans and masks of each document are a pure function of ``(seed, epoch, the document)`` (copies of a
+    document within one batch are numbered, so they draw differently; copies in different batches of one epoch
+    draw alike, so repeat a small corpus with more epochs rather than by copying it): a run resumed
+    from a checkpoint draws what the uninterrupted run drew (skipped batches are never collated), and the result
+    depends neither on the number of DataLoader workers nor on how a global batch is split over DDP ranks (two
+    ranks of B/2 documents draw what one process of B draws), and evaluation batches (:meth:`for_evaluation`)
+    draw the same spans and masks at every evaluation without moving the training draws. :class:`~st_contrastive.training.ContrastiveTrainer` calls :meth:`set_epoch` every epoch
     (persistent DataLoader workers see it too) and :meth:`check_model` before training.
     """
 
@@ -75,33 +76,54 @@ class DeCLUTRDataCollator:
                 f"sampler's max_length (--max-length) to {limit - longest + self.span_sampler.max_length} or less"
             )
 
-    def generator_for(self, features: list[dict[str, Any]]) -> np.random.Generator:
-        """The random generator of one batch, keyed by what is in it (see the class docstring)."""
-        documents = [zlib.crc32(np.asarray(row["token_ids"], dtype=np.int64).tobytes()) for row in features]
+    def generator_for(self, token_ids, repeat: int = 0) -> np.random.Generator:
+        """The random generator of one document, keyed by its tokens (see the class docstring); ``repeat`` counts
+        earlier copies of the same document in the batch, so that copies draw different spans."""
+        document = zlib.crc32(np.asarray(token_ids, dtype=np.int64).tobytes())
         epoch = -1 if self.evaluation else self.epoch
-        return np.random.default_rng([self.seed, epoch + 1, int(os.environ.get("RANK", "0")), *documents])
+        return np.random.default_rng([self.seed, epoch + 1, document, repeat])
 
     def __call__(self, features: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
-        rng = self.generator_for(features)
-        anchors, positives = [], []
+        anchors, labels, positives = [], [], []
+        seen: dict[bytes, int] = {}
         for row in features:
             token_ids = row["token_ids"]
+            key = np.asarray(token_ids, dtype=np.int64).tobytes()
+            seen[key] = seen.get(key, -1) + 1
+            rng = self.generator_for(token_ids, seen[key])
+            document_anchors = []
             for spans in self.span_sampler.sample(len(token_ids), rng):
-                anchors.append(token_ids[spans.anchor.start : spans.anchor.end])
-                positives.extend(token_ids[p.start : p.end] for p in spans.positives)
+                document_anchors.append(token_ids[spans.anchor.start : spans.anchor.end])
+                positives.extend(self._prefix + list(token_ids[p.start : p.end]) + self._suffix for p in spans.positives)
+            masked, targets = self._mask_document(document_anchors, rng)
+            anchors.extend(masked)
+            labels.extend(targets)
         batch = {f"anchor_{k}": v for k, v in self._pad(anchors).items()}
         batch.update({f"positive_{k}": v for k, v in self._pad(positives).items()})
         if self.mlm_probability > 0:
-            batch["anchor_input_ids"], batch["anchor_mlm_labels"] = self.mask_tokens(batch["anchor_input_ids"], rng)
+            width = batch["anchor_input_ids"].shape[1]
+            fill = [[IGNORE_INDEX] * (width - len(row)) for row in labels]
+            left = self.tokenizer.padding_side == "left"
+            batch["anchor_mlm_labels"] = torch.tensor([f + row if left else row + f for row, f in zip(labels, fill)])
         return batch
 
-    def _pad(self, spans: list[list[int]]) -> dict[str, torch.Tensor]:
-        sequences = [self._prefix + list(span) + self._suffix for span in spans]
-        return dict(self.tokenizer.pad({"input_ids": sequences}, return_tensors="pt"))
+    def _mask_document(self, spans: list[list[int]], rng: np.random.Generator) -> tuple[list[list[int]], list[list[int]]]:
+        """One document's anchors with special tokens, masked for MLM from its own generator, and their labels.
 
-    def mask_tokens(self, input_ids: torch.Tensor, rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        Masked per document, before the batch is padded, so the masks do not depend on the other documents of
+        the batch (nor on how long they are).
+        """
+        sequences = [self._prefix + list(span) + self._suffix for span in spans]
+        if self.mlm_probability <= 0:
+            return sequences, []
+        padded = self.tokenizer.pad({"input_ids": sequences}, padding_side="right", return_tensors="pt")["input_ids"]
         generator = torch.Generator().manual_seed(int(rng.integers(2**63 - 1)))
-        return mask_tokens(input_ids, self.tokenizer, self.mlm_probability, generator)
+        masked, labels = mask_tokens(padded, self.tokenizer, self.mlm_probability, generator)
+        return ([row[: len(s)].tolist() for row, s in zip(masked, sequences)],
+                [row[: len(s)].tolist() for row, s in zip(labels, sequences)])
+
+    def _pad(self, sequences: list[list[int]]) -> dict[str, torch.Tensor]:
+        return dict(self.tokenizer.pad({"input_ids": sequences}, return_tensors="pt"))
 
 
 def input_token_limit(model) -> tuple[int, str]:

@@ -10,6 +10,7 @@ import torch
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
+from st_contrastive.losses.contrastive_core import global_mean_factor
 from st_contrastive.losses.nt_xent import nt_xent
 from st_contrastive.models.masked_lm_head import IGNORE_INDEX, MaskedLMHead, mask_tokens
 
@@ -43,7 +44,9 @@ class DeCLUTRLoss(nn.Module):
             contrastive_weight (float): Weight of NT-Xent; 0 gives the MLM-only ablation (positives are then not
                 encoded at all). Defaults to 1.0.
             mlm_weight (float): Weight of MLM; 0 gives the contrastive-only ablation. Defaults to 1.0.
-            gather_across_devices (bool): Score local spans against the spans of every rank. Defaults to False.
+            gather_across_devices (bool): Score local spans against the spans of every rank, and weight each rank's
+                MLM mean by its share of the masked tokens, so that DDP trains the loss of the global batch.
+                Defaults to False.
 
         References:
             - Giorgi et al., DeCLUTR: Deep Contrastive Learning for Unsupervised Textual Representations, ACL 2021:
@@ -136,7 +139,10 @@ class DeCLUTRLoss(nn.Module):
             contrastive = nt_xent(anchors["sentence_embedding"], mean_positives, self.temperature, self.gather_across_devices)
             losses["contrastive"] = self.contrastive_weight * contrastive
         if with_mlm:
-            losses["mlm"] = self.mlm_weight * self.mlm_head(anchors["token_embeddings"], mlm_labels)
+            mlm = self.mlm_head(anchors["token_embeddings"], mlm_labels)
+            # Ranks mask different numbers of tokens: weight each rank's mean so DDP trains the global token mean.
+            share = global_mean_factor((mlm_labels != IGNORE_INDEX).sum(), gather_across_devices=self.gather_across_devices)
+            losses["mlm"] = self.mlm_weight * share * mlm
         return losses
 
     def _mean_positives(self, positive_inputs: list[dict[str, torch.Tensor]], num_anchors: int) -> torch.Tensor:

@@ -14,7 +14,8 @@ from sentence_transformers.base.losses.merged_forward import embed_columns
 from sentence_transformers.sentence_transformer.modules import Normalize
 from torch import nn
 
-from st_contrastive.losses.contrastive_core import Similarity, gather_candidates, similarity_matrix, supcon
+from st_contrastive.losses.contrastive_core import (Similarity, gather_candidates, global_mean_factor,
+                                                    similarity_matrix, supcon)
 from st_contrastive.models.nli_classifier import NLIClassifier
 
 logger = logging.getLogger(__name__)
@@ -57,8 +58,9 @@ class NLISupConLoss(nn.Module):
                 reference code's "3 negatives" silently used all of them; here ``k`` really limits them).
             similarity (str): ``"cosine"`` or ``"dot"``, computed in float32. Defaults to ``"cosine"``.
             entailment_label (int): The label id of entailment. Defaults to 0 (SNLI).
-            gather_across_devices (bool): Score local premises against the hypotheses of every rank. Defaults to
-                False.
+            gather_across_devices (bool): Score local premises against the hypotheses of every rank, and weight each
+                rank's means by its share of the rows and anchors, so that DDP trains the loss of the global batch.
+                Defaults to False.
             seed (int): Seed of the random choice of ``k`` positives or negatives.
 
         References:
@@ -152,7 +154,10 @@ class NLISupConLoss(nn.Module):
         if (labels < 0).any() or (labels >= self.num_labels).any():
             bad = int(torch.nonzero((labels < 0) | (labels >= self.num_labels))[0])
             raise ValueError(f"batch row {bad} has label {int(labels[bad])}; expected 0..{self.num_labels - 1}")
-        losses = {"cross_entropy": (1 - self.supcon_weight) * F.cross_entropy(logits, labels.view(-1))}
+        # Premise groups are never split, so ranks may hold different numbers of rows: weight each rank's means
+        # by its share (global_mean_factor) so that DDP trains the loss of the global batch.
+        share = global_mean_factor(torch.tensor(len(labels)), gather_across_devices=self.gather_across_devices)
+        losses = {"cross_entropy": (1 - self.supcon_weight) * share * F.cross_entropy(logits, labels.view(-1))}
         if self.supcon_weight > 0:
             group = text_group if text_group is not None else premise_groups(sentence_features[0]["input_ids"])
             losses["supcon"] = self.supcon_weight * self.premise_supcon(premises, hypotheses, group, labels)
@@ -177,6 +182,7 @@ class NLISupConLoss(nn.Module):
         loss, dropped = supcon(similarities, positive, positive | negative, self.temperature)
         self.anchors_seen += num_groups
         self.anchors_without_positive += dropped
+        loss = loss * global_mean_factor(torch.tensor(num_groups - dropped), gather_across_devices=self.gather_across_devices)
         if dropped == num_groups:
             logger.warning("No premise in this batch has an entailed hypothesis: the SupCon term is zero.")
         return loss

@@ -139,6 +139,7 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     from st_contrastive.losses import DeCLUTRLoss
     from st_contrastive.reporting import write_run_results
     from st_contrastive.training import train
+    from st_contrastive.training.distributed import is_distributed, is_main_process
 
     def span_sampler(max_length: int) -> SpanSampler:
         return SpanSampler(num_anchors=config.num_anchors, num_positives=config.num_positives,
@@ -162,16 +163,21 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     dataset = prepare_declutr_dataset(documents, model.tokenizer, sampler)
     logger.info("Training on %d documents", len(dataset))
     mlm_probability = config.mlm_probability if config.mlm_weight > 0 else 0.0
-    loss = DeCLUTRLoss(model, config.temperature, config.contrastive_weight, config.mlm_weight)
+    loss = DeCLUTRLoss(model, config.temperature, config.contrastive_weight, config.mlm_weight,
+                       gather_across_devices=is_distributed())
     collator = DeCLUTRDataCollator(model.tokenizer, sampler, mlm_probability=mlm_probability, seed=config.training.seed)
     evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
 
-    before = evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size) if config.eval_tasks else {}
+    main_process = is_main_process()
+    before = (evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size)
+              if config.eval_tasks and main_process else {})
     head_warmup = None
     if config.mlm_head_warmup_steps and config.mlm_weight > 0 and not loss.mlm_head.pretrained:
         head_warmup = warm_up_mlm_head(model, loss, dataset, collator, config, output)
     run = train(model, loss, dataset, replace(config.training, output_dir=str(output / "checkpoints")),
                 data_collator=collator, evaluator=evaluator)
+    if not main_process:  # the other ranks of a torchrun/accelerate job: rank 0 saves, evaluates and writes
+        return {}
     model.save(str(output))
     if config.save_masked_lm and config.mlm_weight > 0:
         loss.save_masked_lm(str(output / "masked-lm"))

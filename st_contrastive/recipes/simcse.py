@@ -80,6 +80,7 @@ def train_simcse(config: SimCSEConfig) -> dict:
     from st_contrastive.default_model import default_model
     from st_contrastive.evaluation import evaluate_model, sts_evaluator
     from st_contrastive.reporting import write_run_results
+    from st_contrastive.training.distributed import is_distributed, is_main_process
     from st_contrastive.training import train
 
     steps, batch = config.training.max_steps, config.training.batch_size
@@ -95,8 +96,10 @@ def train_simcse(config: SimCSEConfig) -> dict:
     model = SentenceTransformer(config.model or default_model())
     output = Path(config.output or Path("runs") / "simcse")
 
-    before = evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size) if config.eval_tasks else {}
-    loss = MultipleNegativesRankingLoss(model, scale=1 / config.temperature)
+    main_process = is_main_process()
+    before = (evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size)
+              if config.eval_tasks and main_process else {})
+    loss = MultipleNegativesRankingLoss(model, scale=1 / config.temperature, gather_across_devices=is_distributed())
     evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
     # Sentences are cut to max_seq_length for training only (the paper's 32 tokens); evaluation and the saved
     # checkpoint keep the model's own limit.
@@ -104,6 +107,8 @@ def train_simcse(config: SimCSEConfig) -> dict:
     run = train(model, loss, dataset, replace(config.training, output_dir=str(output / "checkpoints")),
                 evaluator=evaluator)
     model.max_seq_length = model_limit
+    if not main_process:  # the other ranks of a torchrun/accelerate job: rank 0 saves, evaluates and writes
+        return {}
     model.save(str(output))
     after = evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size) if config.eval_tasks else {}
     results = {

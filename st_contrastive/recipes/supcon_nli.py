@@ -114,6 +114,7 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
     from st_contrastive.losses import NLISupConLoss
     from st_contrastive.models import NLIClassifier
     from st_contrastive.reporting import write_run_results
+    from st_contrastive.training.distributed import is_distributed, is_main_process
     from st_contrastive.training import train
 
     dataset = load_nli(config.train, split=config.split, max_rows=config.max_pairs)  # bad rows stop us here
@@ -123,15 +124,20 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
     output = Path(config.output or Path("runs") / (config.name or run_name(config)))
 
     evaluate = {"batch_size": config.eval_batch_size, "max_rows": config.eval_max_rows}
-    before = {} if config.skip_before or not config.eval_tasks else evaluate_model(model, config.eval_tasks, **evaluate)
+    main_process = is_main_process()
+    before = ({} if config.skip_before or not config.eval_tasks or not main_process
+              else evaluate_model(model, config.eval_tasks, **evaluate))
     classifier = NLIClassifier(model.get_embedding_dimension(), hidden_size=config.classifier_hidden_size)
     loss = NLISupConLoss(model, classifier.to(model.device), supcon_weight=config.supcon_weight,
                          temperature=config.temperature, positives=config.positives, negatives=config.negatives,
-                         similarity=config.similarity, seed=config.training.seed)
+                         similarity=config.similarity, seed=config.training.seed,
+                         gather_across_devices=is_distributed())
     evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
     run = train(model, loss, dataset, replace(config.training, output_dir=str(output / "checkpoints")),
                 batch_sampler=PremiseGroupBatchSampler, data_collator=PremiseGroupDataCollator(model.preprocess),
                 evaluator=evaluator)
+    if not main_process:  # the other ranks of a torchrun/accelerate job: rank 0 saves, evaluates and writes
+        return {}
     model.save(str(output))
     loss.classifier.save(str(output / "nli_head"))
     after = evaluate_model(model, config.eval_tasks, **evaluate) if config.eval_tasks else {}

@@ -24,10 +24,13 @@ class TrainResult:
     steps: int
     seconds: float
     log_history: list[dict] = field(repr=False)
+    world_size: int = 1
+    loss_config: dict = field(default_factory=dict)
 
     def summary(self) -> dict:
         losses = [row for row in self.log_history if "loss" in row]
-        return {"steps": self.steps, "seconds": round(self.seconds, 1), "last_log": losses[-1] if losses else {}}
+        return {"steps": self.steps, "seconds": round(self.seconds, 1), "world_size": self.world_size,
+                "loss": self.loss_config, "last_log": losses[-1] if losses else {}}
 
 
 def train(
@@ -58,7 +61,9 @@ def train(
     )
     start = time.perf_counter()
     trainer.train(resume_from_checkpoint=settings.resume_from_checkpoint)
-    return TrainResult(trainer.state.global_step, time.perf_counter() - start, trainer.state.log_history)
+    loss_config = loss.get_config_dict() if hasattr(loss, "get_config_dict") else {}
+    return TrainResult(trainer.state.global_step, time.perf_counter() - start, trainer.state.log_history,
+                       trainer.args.world_size, loss_config)
 
 
 def train_heads_only(

@@ -43,8 +43,14 @@ class TrainSettings:
         """sentence-transformers' ``SentenceTransformerTrainingArguments`` for these settings."""
         from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
 
+        from st_contrastive.training.distributed import is_distributed
+
         logging_steps = max(1, min(10, self.max_steps // 20)) if self.max_steps > 0 else 10
         extra = {"batch_sampler": batch_sampler} if batch_sampler is not None else {}
+        if is_distributed() and not _has_accelerator():
+            # Launched on several processes of a machine without GPUs: accelerate joins them (gloo) only when told
+            # it runs on CPU; otherwise each process would train alone.
+            extra["use_cpu"] = True
         if self.learning_rate_mapping:
             extra["learning_rate_mapping"] = self.learning_rate_mapping
         return SentenceTransformerTrainingArguments(
@@ -68,6 +74,12 @@ class TrainSettings:
             report_to="none",
             **extra,
         )
+
+
+def _has_accelerator() -> bool:
+    import torch
+
+    return torch.cuda.is_available() or (hasattr(torch, "xpu") and torch.xpu.is_available())
 
 
 class RecipeConfig:

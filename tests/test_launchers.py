@@ -1,0 +1,58 @@
+"""The recipes run unchanged under `torchrun` and `accelerate launch` (2 CPU processes, gloo): the job trains with
+DDP, and rank 0 alone saves a checkpoint that reloads and writes one results.json."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sentence_transformers import SentenceTransformer
+
+from st_contrastive.data_dir import data_file
+
+BIN = Path(sys.executable).parent
+
+
+def _launch(launcher: list[str], recipe: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
+    env = os.environ | {"HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+    return subprocess.run([*launcher, "-m", "st_contrastive.cli", *recipe], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def _check(done: subprocess.CompletedProcess, output: Path, world_size: int) -> dict:
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads((output / "results.json").read_text())
+    # The trainer saw both processes, and only rank 0 wrote the run (the other returned after training).
+    assert results["train"]["world_size"] == world_size
+    assert done.stdout.count("Saved ") == 1
+    assert SentenceTransformer(str(output), device="cpu").encode(["a sentence"]).shape[0] == 1
+    return results
+
+
+@pytest.mark.skipif(shutil.which("torchrun", path=str(BIN)) is None, reason="torchrun is not installed")
+def test_declutr_recipe_under_torchrun(tmp_path, tiny_mlm_dir):
+    output = tmp_path / "declutr"
+    done = _launch([str(BIN / "torchrun"), "--standalone", "--nproc_per_node", "2"], [
+        "declutr", "--model", tiny_mlm_dir, "--documents", str(data_file("corpus/docs.jsonl.gz")),
+        "--max-documents", "8", "--max-steps", "2", "--batch-size", "2", "--max-length", "32", "--min-length", "8",
+        "--eval-tasks", "--output", str(output)], tmp_path)
+    results = _check(done, output, world_size=2)
+    assert results["train"]["loss"]["gather_across_devices"] is True
+
+
+@pytest.mark.skipif(shutil.which("accelerate", path=str(BIN)) is None, reason="accelerate's launcher is not installed")
+def test_supcon_recipe_under_accelerate_launch(tmp_path, tiny_mlm_dir):
+    output = tmp_path / "supcon"
+    # On a machine without GPUs "--multi_gpu" still starts the processes through torch.distributed.run (accelerate
+    # runs several CPU processes itself only through MPI); the recipe then joins them with gloo.
+    done = _launch([str(BIN / "accelerate"), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+                    "--mixed_precision", "no", "--dynamo_backend", "no"], [
+        "supcon", "--model", tiny_mlm_dir, "--train", "snli-dev", "--max-pairs", "48", "--max-steps", "2",
+        "--batch-size", "12", "--eval-tasks", "--output", str(output)], tmp_path)
+    results = _check(done, output, world_size=2)
+    assert results["train"]["loss"]["gather_across_devices"] is True
