@@ -7,12 +7,14 @@ import sys
 
 from st_contrastive.recipes import (
     chain,
+    convert,
     declutr,
     declutr_ablation,
     evaluate,
     multiview,
     parse,
     pretrain_mlm,
+    push,
     scale_active_learning,
     simcse,
     supcon_nli,
@@ -31,6 +33,8 @@ COMMANDS = {
     "multiview": (multiview.main, "multi-view structured encoders (Tree-LSTMs, bi-GRU) on context prediction"),
     "active": (scale_active_learning.main, "SCALe active learning: acquire, label (simulated or by hand), retrain"),
     "evaluate": (evaluate.main, "STS and SentEval-style transfer evaluation of a model"),
+    "convert": (convert.main, "a transformers checkpoint (e.g. johngiorgi/declutr-small) as a mean-pooled ST model"),
+    "push": (push.main, "publish a finished run to the Hugging Face Hub with its model card"),
     "parse": (parse.main, "parse a corpus once into a resumable cache of parsed sentences (spaCy or stanza)"),
 }
 

@@ -6,6 +6,7 @@ from st_contrastive.models.dropout import dropout_rate
 from st_contrastive.models.gru_encoder import GRUEncoder
 from st_contrastive.models.head import Head
 from st_contrastive.models.label_classifier import LabelClassifier
+from st_contrastive.models.masked_lm_encoder import mean_pooled_encoder
 from st_contrastive.models.masked_lm_head import IGNORE_INDEX, MaskedLMHead, mask_tokens
 from st_contrastive.models.multi_view import MultiView, multiview_model
 from st_contrastive.models.nli_classifier import NLI_LABELS, NLIClassifier, load_nli_classifier, predict_nli
@@ -36,6 +37,7 @@ __all__ = [
     "load_nli_classifier",
     "load_word_vectors",
     "mask_tokens",
+    "mean_pooled_encoder",
     "multiview_model",
     "predict_nli",
 ]

@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING
 
 from st_contrastive.data_dir import SHARED_CORPORA
 from st_contrastive.evaluation.protocol import expand_tasks
+from st_contrastive.publishing.upload import check_repo_id
 from st_contrastive.recipes.help_format import DefaultsHelpFormatter
 from st_contrastive.recipes.input_checks import require_source
+from st_contrastive.recipes.push import add_push_argument, publish
 from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
 
 if TYPE_CHECKING:
@@ -49,6 +51,7 @@ class DeCLUTRConfig(RecipeConfig):
     save_masked_lm: bool = False
     eval_tasks: list[str] = field(default_factory=lambda: ["stsb-test"])
     eval_batch_size: int = 64
+    push_to_hub: str | None = None  # a Hub repo id: publish the run when it ends
     training: TrainSettings = field(
         default_factory=lambda: TrainSettings(batch_size=16, learning_rate=5e-5, weight_decay=0.1, save_steps=500)
     )
@@ -110,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "after training (see `st-contrastive evaluate --help`)")
     evaluation.add_argument("--eval-batch-size", type=int, default=defaults.eval_batch_size,
                             help="batch size for encoding evaluation data")
+    add_push_argument(parser)
     return parser
 
 
@@ -118,6 +122,8 @@ def check_inputs(config: DeCLUTRConfig) -> None:
     require_source(config.model, "--model")
     require_source(config.documents, "--documents", tuple(SHARED_CORPORA))
     expand_tasks(config.eval_tasks)
+    if config.push_to_hub:
+        check_repo_id(config.push_to_hub, "--push-to-hub")
 
 
 def model_name(model: SentenceTransformer) -> str:
@@ -197,6 +203,7 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     results = write_run_results(output, results, run)
     if after:
         print(reading(sentence_encoder, config.documents))
+    publish(output, config.push_to_hub)
     return results
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from st_contrastive.recipes.declutr import check_inputs  # the same fields: model, documents, eval_tasks
 from st_contrastive.recipes.help_format import DefaultsHelpFormatter
+from st_contrastive.recipes.push import add_push_argument, publish
 from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
 
 logger = logging.getLogger(__name__)
@@ -34,6 +35,7 @@ class SimCSEConfig(RecipeConfig):
     output: str | None = None  # None: runs/simcse
     eval_tasks: list[str] = field(default_factory=lambda: ["stsb-test"])
     eval_batch_size: int = 64
+    push_to_hub: str | None = None  # a Hub repo id: publish the run when it ends
     training: TrainSettings = field(
         default_factory=lambda: TrainSettings(batch_size=64, learning_rate=3e-5, warmup_ratio=0.0, save_steps=0)
     )
@@ -63,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "after (see `st-contrastive evaluate --help`)")
     parser.add_argument("--eval-batch-size", type=int, default=defaults.eval_batch_size,
                         help="batch size for evaluation encoding")
+    add_push_argument(parser)
     return parser
 
 
@@ -120,7 +123,9 @@ def train_simcse(config: SimCSEConfig) -> dict:
         "before": before,
         "after": after,
     }
-    return write_run_results(output, results, run)
+    results = write_run_results(output, results, run)
+    publish(output, config.push_to_hub)
+    return results
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -13,8 +13,10 @@ from pathlib import Path
 
 from st_contrastive.data_dir import SHARED_NLI
 from st_contrastive.evaluation.protocol import expand_tasks
+from st_contrastive.publishing.upload import check_repo_id
 from st_contrastive.recipes.help_format import DefaultsHelpFormatter
 from st_contrastive.recipes.input_checks import require_source
+from st_contrastive.recipes.push import add_push_argument, publish
 from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
 
 logger = logging.getLogger(__name__)
@@ -40,6 +42,7 @@ class SupConNLIConfig(RecipeConfig):
     eval_batch_size: int = 64
     eval_max_rows: int | None = None
     skip_before: bool = False
+    push_to_hub: str | None = None  # a Hub repo id: publish the run when it ends
     training: TrainSettings = field(
         default_factory=lambda: TrainSettings(batch_size=64, learning_rate=2e-5, weight_decay=0.01, save_steps=0)
     )
@@ -84,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--eval-max-rows", type=int, default=defaults.eval_max_rows,
                         help="limit each evaluation task (quick checks only)")
     parser.add_argument("--skip-before", action="store_true", help="do not evaluate the base model")
+    add_push_argument(parser)
     return parser
 
 
@@ -93,6 +97,8 @@ def check_inputs(config: SupConNLIConfig) -> None:
     for part in config.train.split("+"):
         require_source(part, "--train", tuple(SHARED_NLI))
     expand_tasks(config.eval_tasks)
+    if config.push_to_hub:
+        check_repo_id(config.push_to_hub, "--push-to-hub")
 
 
 def run_name(config) -> str:
@@ -153,7 +159,9 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
         "after": after,
         "after_averages": averages(after) if after else {},
     }
-    return write_run_results(output, results, run)
+    results = write_run_results(output, results, run)
+    publish(output, config.push_to_hub)
+    return results
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -1,0 +1,158 @@
+"""The Hugging Face Hub model card of a finished run, written from its ``results.json``.
+
+sentence-transformers' generated card names the loss class but not the method, the paper, the data or what the
+run measured; this card states those, so a reader of the Hub page can judge the model without the run folder.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from st_contrastive.evaluation.protocol import averages, main_score
+
+SIMCSE_CITATION = """
+@inproceedings{gao-etal-2021-simcse,
+    title = "{S}im{CSE}: Simple Contrastive Learning of Sentence Embeddings",
+    author = "Gao, Tianyu and Yao, Xingcheng and Chen, Danqi",
+    booktitle = "Proceedings of the 2021 Conference on Empirical Methods in Natural Language Processing",
+    year = "2021",
+    url = "https://aclanthology.org/2021.emnlp-main.552",
+}
+"""
+
+
+@dataclass(frozen=True)
+class Method:
+    """What a card says of a method: its name, its paper, the loss that trains it and where its citation lives."""
+
+    name: str
+    paper: str
+    loss: str
+
+    @property
+    def citation(self) -> str:
+        """The method's BibTeX: the loss's own ``citation`` (SimCSE trains with sentence-transformers' MNRL, whose
+        citation is not SimCSE's)."""
+        if self.loss == "MultipleNegativesRankingLoss":
+            return SIMCSE_CITATION.strip()
+        import st_contrastive.losses as losses
+
+        return getattr(losses, self.loss).citation.fget(None).strip()  # a constant; no instance needed
+
+
+METHODS = {
+    "declutr": Method("DeCLUTR", "[Giorgi et al., ACL 2021](https://aclanthology.org/2021.acl-long.72)", "DeCLUTRLoss"),
+    "supcon-nli": Method("supervised contrastive learning + cross-entropy on NLI",
+                         "[Liao, 2021](https://arxiv.org/abs/2106.04791)", "NLISupConLoss"),
+    "simcse": Method("unsupervised SimCSE", "[Gao et al., EMNLP 2021](https://aclanthology.org/2021.emnlp-main.552)",
+                     "MultipleNegativesRankingLoss"),
+    "multiview": Method("multi-view structured encoders (contrasting distinct structured views)",
+                        "[Simoulin and Crabbé, EACL SRW 2021](https://hal.science/hal-03601428)",
+                        "MultiViewBilinearLoss"),
+}
+
+SBERT_CITATION = (
+    "@inproceedings{reimers-2019-sentence-bert,\n    title = \"Sentence-BERT: Sentence Embeddings using Siamese "
+    "BERT-Networks\",\n    author = \"Reimers, Nils and Gurevych, Iryna\",\n    booktitle = \"Proceedings of the "
+    "2019 Conference on Empirical Methods in Natural Language Processing\",\n    year = \"2019\",\n"
+    "    url = \"https://arxiv.org/abs/1908.10084\",\n}")
+
+
+def needs_remote_code(model_dir: str | Path) -> bool:
+    """Whether the checkpoint holds modules of this package (multi-view), so it loads only with the plugin."""
+    modules = json.loads((Path(model_dir) / "modules.json").read_text())
+    return any(module["type"].startswith("st_contrastive") for module in modules)
+
+
+def training_data(results: dict) -> str:
+    """What the run trained on, in words, from its config."""
+    config = results.get("config", {})
+    if "documents_used" in config:
+        return f"{config['documents_used']:,} documents of `{config['documents']}` (spans sampled afresh every batch)"
+    if "pairs" in config:
+        return f"{config['pairs']:,} NLI pairs of `{config['train']}`"
+    if "sentences" in config and "documents" in config:
+        return f"{config['sentences']:,} sentences cut from `{config['documents']}`"
+    if "parsed_corpus" in config:
+        return f"{config['sentences']:,} parsed sentences of `{config['parsed_corpus']}` in reading order"
+    return "see `results.json`"
+
+
+def evaluation_table(results: dict) -> str:
+    """Markdown: each task's score before and after training (x 100), then the STS and transfer averages."""
+    before, after = results.get("before") or {}, results.get("after") or {}
+    if not after:
+        return "This run was not evaluated."
+    lines = ["| task | before | after | change |", "|---|---|---|---|"]
+    for task, metrics in after.items():
+        score = main_score(metrics)
+        if task in before:
+            was = main_score(before[task])
+            lines.append(f"| {task} | {was:.2f} | {score:.2f} | {score - was:+.2f} |")
+        else:
+            lines.append(f"| {task} |  | {score:.2f} |  |")
+    for group, score in averages(after).items():
+        was = averages(before).get(group) if before else None
+        cells = f"{was:.2f} | {score:.2f} | {score - was:+.2f}" if was is not None else f" | {score:.2f} | "
+        lines.append(f"| **{group} average** | {cells} |")
+    return "\n".join(lines)
+
+
+def is_hub_id(model: str) -> bool:
+    return bool(model) and not Path(model).exists() and model.count("/") == 1 and " " not in model
+
+
+def model_card(model_dir: str | Path, repo_id: str) -> str:
+    """The README.md of ``model_dir`` (a run folder with ``results.json``) published as ``repo_id``."""
+    model_dir = Path(model_dir)
+    results = json.loads((model_dir / "results.json").read_text())
+    method = METHODS.get(results.get("method", ""))
+    if method is None:
+        raise ValueError(f"{model_dir / 'results.json'} has method {results.get('method')!r}; a card is written for "
+                         f"runs of {', '.join(METHODS)}")
+    remote = needs_remote_code(model_dir)
+    base = str(results.get("model", ""))
+    train = results.get("train", {})
+    config = results.get("config", {})
+    training = config.get("training", {})
+    loss_config = train.get("loss") or {k: config[k] for k in ("temperature", "contrastive_weight", "mlm_weight",
+                                                               "supcon_weight", "positives", "negatives",
+                                                               "similarity", "context_size") if k in config}
+    tags = ["sentence-transformers", "sentence-similarity", "feature-extraction", "st-contrastive",
+            results["method"], f"loss:{method.loss}"]
+    front = ["---", "library_name: sentence-transformers", "pipeline_tag: sentence-similarity", "tags:",
+             *[f"- {tag}" for tag in tags]]
+    if is_hub_id(base):
+        front.append(f"base_model: {base}")
+    front.append("---")
+    load = f'SentenceTransformer("{repo_id}"' + (", trust_remote_code=True)" if remote else ")")
+    install = "pip install st-contrastive sentence-transformers" if remote else "pip install sentence-transformers"
+    remote_note = ("\nThis model contains modules of the st-contrastive plugin (its view encoders): it loads only "
+                   "with the plugin installed and `trust_remote_code=True`.\n" if remote else "")
+    world = train.get("world_size", 1)
+    batch = training.get("batch_size")
+    lines = [
+        *front, "",
+        f"# {repo_id.split('/')[-1]}", "",
+        f"A sentence embedding model trained with **{method.name}** ({method.paper}) by st-contrastive, a "
+        "sentence-transformers plugin (`pip install st-contrastive`).", remote_note,
+        "## Usage", "", "```bash", install, "```", "", "```python", "from sentence_transformers import SentenceTransformer",
+        "", f"model = {load}", 'embeddings = model.encode(["A man is playing a guitar.", "Someone plays an instrument."])',
+        "print(model.similarity(embeddings, embeddings))", "```", "",
+        "## Training", "",
+        f"- **Method:** {method.name}, {method.paper}",
+        f"- **Base model:** `{base}`",
+        f"- **Loss:** `{method.loss}` with `{json.dumps(loss_config, sort_keys=True, default=str)}`",
+        f"- **Training data:** {training_data(results)}",
+        f"- **Steps:** {train.get('steps', '?')}" + (f", batch {batch} per process × {world} process(es)" if batch else "")
+        + (f", learning rate {training['learning_rate']:g}" if "learning_rate" in training else ""),
+        "",
+        "## Evaluation", "",
+        "Spearman × 100 for STS (SICK-R: Pearson, as SentEval), test accuracy × 100 for transfer tasks "
+        "(logistic regression on frozen embeddings), as measured by the run:", "",
+        evaluation_table(results), "",
+        "## Citation", "", "```bibtex", method.citation, "", SBERT_CITATION, "```", "",
+    ]
+    return "\n".join(lines)

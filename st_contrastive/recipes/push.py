@@ -1,0 +1,64 @@
+"""``st-contrastive push RUN_DIR --repo-id USER/NAME``: publish a finished run to the Hugging Face Hub.
+
+    st-contrastive push runs/declutr-small --repo-id me/declutr-small-wiki
+    st-contrastive push runs/declutr-small --repo-id me/declutr-small-wiki --dry-run   # only write the folder
+
+The upload is RUN_DIR/hub-upload: the model, its results.json and plots, and a model card (README.md) stating the
+method, the loss configuration, the paper's citation, the training data and the run's evaluation table. Trainer
+checkpoints are left out. Log in first (`hf auth login`) or pass --token.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from st_contrastive.publishing.upload import check_repo_id
+
+
+def add_push_argument(parser: argparse.ArgumentParser) -> None:
+    """The recipes' ``--push-to-hub USER/NAME``: publish the run when it ends (as ``st-contrastive push``)."""
+    parser.add_argument("--push-to-hub", metavar="USER/NAME", default=None,
+                        help="publish the finished run to this Hugging Face Hub repository (see st-contrastive push)")
+
+
+def publish(run_dir, repo_id: str | None) -> None:
+    """What a recipe does with ``--push-to-hub`` when its run is written: upload it (nothing without a repo id)."""
+    if not repo_id:
+        return
+    from st_contrastive.publishing import push
+
+    try:
+        url = push(run_dir, repo_id)
+    except Exception as error:  # a Hub error of any kind: the run itself is safe, say how to retry
+        raise OSError(f"the run is saved in {run_dir}, but publishing it to {repo_id} failed ({error}); retry with "
+                      f"`st-contrastive push {run_dir} --repo-id {repo_id}`") from error
+    print(f"Published {run_dir} as https://huggingface.co/{repo_id} ({url})")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="st-contrastive push", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="a recipe's output folder (with results.json)")
+    parser.add_argument("--repo-id", required=True, help="Hub repository, USER/NAME or ORG/NAME")
+    parser.add_argument("--private", action="store_true", help="create the repository as private")
+    parser.add_argument("--token", default=None, help="Hub token (default: the one `hf auth login` stored)")
+    parser.add_argument("--dry-run", action="store_true", help="write RUN_DIR/hub-upload and its card, upload nothing")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> str:
+    from st_contrastive.publishing import prepare_upload, push
+
+    args = build_parser().parse_args(argv)
+    check_repo_id(args.repo_id)
+    if args.dry_run:
+        folder = prepare_upload(args.run_dir, args.repo_id)
+        print(f"Wrote {folder} (model card: {folder / 'README.md'}); nothing uploaded (--dry-run).")
+        return str(folder)
+    url = push(args.run_dir, args.repo_id, private=args.private, token=args.token)
+    print(f"Published {args.run_dir} as https://huggingface.co/{args.repo_id} ({url})")
+    return url
+
+
+if __name__ == "__main__":
+    main()
