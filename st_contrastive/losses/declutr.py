@@ -117,17 +117,8 @@ class DeCLUTRLoss(nn.Module):
 
     def forward(self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
         anchor_features, *positive_inputs = sentence_features
-        anchor_features = dict(anchor_features)
-        mlm_labels = anchor_features.pop("mlm_labels", None)
+        anchor_features, mlm_labels = self._anchor_inputs(anchor_features)
         with_mlm = self.mlm_weight > 0
-        if with_mlm and mlm_labels is None:  # legacy fit(): plain tokenized text, so mask here
-            fixed = None if self.model.training else torch.Generator().manual_seed(0)  # evaluation: the same masks
-            anchor_features["input_ids"], mlm_labels = mask_tokens(anchor_features["input_ids"], self.model.tokenizer,
-                                                                   generator=fixed)
-        if mlm_labels is not None and not with_mlm:  # masked by a collator, but this loss trains no MLM
-            masked = mlm_labels != IGNORE_INDEX
-            anchor_features["input_ids"] = torch.where(masked, mlm_labels, anchor_features["input_ids"])
-
         anchors = self.model(anchor_features)
         losses = {}
         if self.contrastive_weight > 0:
@@ -144,6 +135,20 @@ class DeCLUTRLoss(nn.Module):
             share = global_mean_factor((mlm_labels != IGNORE_INDEX).sum(), gather_across_devices=self.gather_across_devices)
             losses["mlm"] = self.mlm_weight * share * mlm
         return losses
+
+    def _anchor_inputs(self, anchor_features: dict[str, torch.Tensor]) -> tuple[dict[str, torch.Tensor], torch.Tensor | None]:
+        """The anchors' features as the encoder reads them, and their MLM labels (None when no MLM is trained)."""
+        anchor_features = dict(anchor_features)
+        mlm_labels = anchor_features.pop("mlm_labels", None)
+        if self.mlm_weight > 0 and mlm_labels is None:  # legacy fit(): plain tokenized text, so mask here
+            fixed = None if self.model.training else torch.Generator().manual_seed(0)  # evaluation: the same masks
+            anchor_features["input_ids"], mlm_labels = mask_tokens(anchor_features["input_ids"], self.model.tokenizer,
+                                                                   generator=fixed)
+        if mlm_labels is not None and self.mlm_weight <= 0:  # masked by a collator, but this loss trains no MLM
+            masked = mlm_labels != IGNORE_INDEX
+            anchor_features["input_ids"] = torch.where(masked, mlm_labels, anchor_features["input_ids"])
+            mlm_labels = None
+        return anchor_features, mlm_labels
 
     def _mean_positives(self, positive_inputs: list[dict[str, torch.Tensor]], num_anchors: int) -> torch.Tensor:
         """The mean positive embedding of each anchor.

@@ -1,0 +1,192 @@
+"""DeCLUTR with GradCache: the batch's memory is that of one mini-batch, the MLM term included."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import partial
+from typing import Any
+
+import torch
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.base.losses.gradcache import RandContext, _create_minibatch, _ddp_replay_context
+
+from st_contrastive.losses.contrastive_core import global_mean_factor
+from st_contrastive.losses.declutr import DeCLUTRLoss
+from st_contrastive.losses.nt_xent import nt_xent
+from st_contrastive.models.masked_lm_head import IGNORE_INDEX
+
+
+class CachedDeCLUTRLoss(DeCLUTRLoss):
+    uses_gradient_cache = True  # sentence-transformers' marker: the backward pass re-embeds (see its gradcache)
+
+    def __init__(
+        self,
+        model: SentenceTransformer,
+        temperature: float = 0.05,
+        contrastive_weight: float = 1.0,
+        mlm_weight: float = 1.0,
+        gather_across_devices: bool = False,
+        mini_batch_size: int = 32,
+        sort_by_length: bool = True,
+    ) -> None:
+        """:class:`DeCLUTRLoss` computed with GradCache, so batches of any size fit in the memory of one mini-batch.
+
+        sentence-transformers' cached losses embed without a graph, compute the loss and its gradients with respect
+        to the embeddings on the whole batch, then re-embed each mini-batch with a graph and back-propagate the
+        cached gradients. No library does this for an objective with an MLM term, whose gradient needs the token
+        embeddings of the masked anchors: here the second pass also runs the MLM head on each anchor mini-batch and
+        back-propagates its share of the token-mean MLM loss together with the cached contrastive gradients. The
+        first pass computes the MLM value without a graph, for logging. Dropout draws are replayed (RandContext),
+        so the gradients equal those of :class:`DeCLUTRLoss` on the same batch (tested).
+
+        Args:
+            model (SentenceTransformer): The encoder, as for :class:`DeCLUTRLoss`.
+            temperature (float): τ of NT-Xent. Defaults to 0.05 (the paper's).
+            contrastive_weight (float): Weight of NT-Xent; must be positive (MLM alone needs no cache).
+            mlm_weight (float): Weight of MLM; 0 gives the contrastive-only ablation. Defaults to 1.0.
+            gather_across_devices (bool): Score local spans against the spans of every rank. Defaults to False.
+            mini_batch_size (int): Spans embedded at once; bounds the memory. Defaults to 32.
+            sort_by_length (bool): Embed the spans of each column in order of length, so that each mini-batch is
+                padded only to its own longest span (Beta-distributed span lengths waste much compute otherwise).
+                The loss is the same: embeddings are put back in batch order before it is computed. Defaults to
+                True.
+
+        References:
+            - Giorgi et al., DeCLUTR: Deep Contrastive Learning for Unsupervised Textual Representations, ACL 2021:
+              https://aclanthology.org/2021.acl-long.72
+            - Gao et al., Scaling Deep Contrastive Learning Batch Size under Memory Limited Setup (GradCache), 2021:
+              https://arxiv.org/abs/2101.06983
+
+        Requirements:
+            1. Anchor and positive spans as made by :class:`~st_contrastive.data.DeCLUTRDataCollator`.
+            2. A tokenizer with a mask token when ``mlm_weight > 0``.
+
+        Inputs:
+            +------------------------------------------------------------+--------+
+            | Texts                                                      | Labels |
+            +============================================================+========+
+            | (anchor, positive) columns: ``N·A`` anchors (masked, with  | none   |
+            | ``anchor_mlm_labels``) and ``N·A·P`` positives             |        |
+            +------------------------------------------------------------+--------+
+
+        Relations:
+            - Equals :class:`DeCLUTRLoss` in value and gradients; sentence-transformers'
+              ``CachedMultipleNegativesRankingLoss`` is the same machinery for MNRL, without an MLM term.
+
+        Example:
+            ::
+
+                from sentence_transformers import SentenceTransformer
+                from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
+
+                from st_contrastive.data import DeCLUTRDataCollator, SpanSampler, load_documents, prepare_declutr_dataset
+                from st_contrastive.data_dir import data_file
+                from st_contrastive.losses import CachedDeCLUTRLoss
+                from st_contrastive.training import ContrastiveTrainer
+
+                model = SentenceTransformer("sentence-transformers/all-MiniLM-L6-v2")
+                sampler = SpanSampler(num_anchors=2, num_positives=2, min_length=16, max_length=64)
+                documents = load_documents(data_file("corpus/docs.jsonl.gz"), limit=8)
+                train_dataset = prepare_declutr_dataset(documents, model.tokenizer, sampler)
+                args = SentenceTransformerTrainingArguments(output_dir="runs/cached-declutr-example", max_steps=2,
+                                                            per_device_train_batch_size=8)
+                loss = CachedDeCLUTRLoss(model, mini_batch_size=4)
+                ContrastiveTrainer(model=model, args=args, train_dataset=train_dataset, loss=loss,
+                                   data_collator=DeCLUTRDataCollator(model.tokenizer, sampler)).train()
+        """
+        if contrastive_weight <= 0:
+            raise ValueError("CachedDeCLUTRLoss caches the gradients of the contrastive term: with contrastive_weight=0 "
+                             "use DeCLUTRLoss (MLM alone needs no cache)")
+        if mini_batch_size < 1:
+            raise ValueError(f"mini_batch_size must be at least 1, not {mini_batch_size}")
+        super().__init__(model, temperature, contrastive_weight, mlm_weight, gather_across_devices)
+        self.mini_batch_size = mini_batch_size
+        self.sort_by_length = sort_by_length
+
+    def forward(self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+        anchor_features, *positive_inputs = sentence_features
+        if len(positive_inputs) != 1:
+            raise ValueError("CachedDeCLUTRLoss takes the collator's (anchor, positive) columns; for one column per "
+                             "positive (legacy fit()) use DeCLUTRLoss")
+        anchor_features, mlm_labels = self._anchor_inputs(anchor_features)
+        grad_enabled = torch.is_grad_enabled()
+        columns = [self._mini_batches(anchor_features, mlm_labels), self._mini_batches(positive_inputs[0], None)]
+
+        # Pass 1, without a graph: every embedding, the RNG state of every mini-batch, and the MLM value.
+        leaves, states, mlm_sum = [], [], torch.zeros(())
+        with torch.no_grad():
+            for column in columns:
+                column_leaves, column_states = [], []
+                for features, targets in column["batches"]:
+                    state = RandContext(*features.values()) if grad_enabled else None
+                    out = self.model(features)
+                    column_leaves.append(out["sentence_embedding"].detach().requires_grad_(grad_enabled))
+                    column_states.append(state)
+                    if targets is not None:
+                        mlm_sum = mlm_sum + self.mlm_head(out["token_embeddings"], targets).float().cpu() * _count(targets)
+                leaves.append(column_leaves)
+                states.append(column_states)
+
+        # The loss on the whole batch, embeddings back in batch order; its backward fills the cache.
+        anchors, positives = (torch.cat(column_leaves)[column["restore"]] for column_leaves, column in zip(leaves, columns))
+        mean_positives = positives.view(len(anchors), len(positives) // len(anchors), -1).mean(dim=1)
+        contrastive = self.contrastive_weight * nt_xent(anchors, mean_positives, self.temperature, self.gather_across_devices)
+        losses = {"contrastive": contrastive}
+        mlm_weight = 0.0
+        if mlm_labels is not None:
+            masked = _count(mlm_labels)
+            share = global_mean_factor(torch.tensor(masked), gather_across_devices=self.gather_across_devices)
+            mlm_weight = self.mlm_weight * share / max(masked, 1)  # each mini-batch's token sum times this
+            losses["mlm"] = (mlm_sum * mlm_weight).to(contrastive.device)
+        if not grad_enabled:
+            return losses
+        contrastive.backward()
+        cache = [[leaf.grad for leaf in column_leaves] for column_leaves in leaves]
+
+        # Pass 2 runs in the backward of the returned contrastive term (the trainer back-propagates the sum of the
+        # terms; the MLM value is a constant there, its gradient is computed here).
+        output = contrastive.detach().requires_grad_()
+        output.register_hook(partial(self._backward, columns=columns, cache=cache, states=states, mlm_weight=mlm_weight))
+        return {"contrastive": output} | ({"mlm": losses["mlm"]} if "mlm" in losses else {})
+
+    def _mini_batches(self, features: dict[str, torch.Tensor], mlm_labels: torch.Tensor | None) -> dict[str, Any]:
+        """A column cut into mini-batches (in order of length with ``sort_by_length``), each with its MLM labels,
+        and the permutation that puts their embeddings back in batch order."""
+        rows = len(features["input_ids"])
+        order = torch.arange(rows)
+        if self.sort_by_length and "attention_mask" in features:
+            order = features["attention_mask"].sum(dim=1).cpu().argsort(descending=True, stable=True)
+        features = {k: v[order.to(v.device)] if isinstance(v, torch.Tensor) and len(v) == rows else v
+                    for k, v in features.items()}
+        targets = mlm_labels[order.to(mlm_labels.device)] if mlm_labels is not None else None
+        batches = []
+        for begin in range(0, rows, self.mini_batch_size):
+            end = min(begin + self.mini_batch_size, rows)
+            mini = _create_minibatch(features, begin, end)  # also drops the padding columns it does not need
+            width = mini["input_ids"].shape[1]
+            batches.append((mini, None if targets is None else targets[begin:end, :width]))
+        return {"batches": batches, "restore": order.argsort().to(features["input_ids"].device)}
+
+    def _backward(self, grad_output: torch.Tensor, columns, cache, states, mlm_weight: float) -> None:
+        """Re-embed each mini-batch with a graph and back-propagate its cached gradients and its MLM share."""
+        model = getattr(self.model, "_orig_mod", self.model)
+        remaining = sum(len(column["batches"]) for column in columns)
+        with torch.enable_grad():
+            for column, grads, column_states in zip(columns, cache, states):
+                for (features, targets), grad, state in zip(column["batches"], grads, column_states):
+                    remaining -= 1
+                    with _ddp_replay_context(model, synchronize=remaining == 0):
+                        with state:
+                            out = self.model(features)
+                        embeddings = out["sentence_embedding"]
+                        surrogate = torch.dot(embeddings.flatten().float(), grad.flatten().float())
+                        if targets is not None and mlm_weight:
+                            surrogate = surrogate + mlm_weight * _count(targets) * self.mlm_head(out["token_embeddings"], targets)
+                        (surrogate * grad_output).backward()
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return super().get_config_dict() | {"mini_batch_size": self.mini_batch_size, "sort_by_length": self.sort_by_length}
+
+
+def _count(mlm_labels: torch.Tensor) -> int:
+    return int((mlm_labels != IGNORE_INDEX).sum())
