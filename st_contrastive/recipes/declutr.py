@@ -46,6 +46,7 @@ class DeCLUTRConfig(RecipeConfig):
     contrastive_weight: float = 1.0
     mlm_weight: float = 1.0
     mlm_probability: float = 0.15
+    mini_batch_size: int = 0  # 0: the whole batch in one pass; N: CachedDeCLUTRLoss with N spans at a time
     mlm_head_warmup_steps: int = 0
     mlm_head_learning_rate: float = 1e-3
     save_masked_lm: bool = False
@@ -103,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
                            "only) for this many steps before joint training")
     objective.add_argument("--mlm-head-learning-rate", type=float, default=defaults.mlm_head_learning_rate,
                            help="peak learning rate of those head-only steps (linear decay, no warm-up)")
+    objective.add_argument("--mini-batch-size", type=int, default=defaults.mini_batch_size,
+                           help="embed N spans at a time with GradCache (CachedDeCLUTRLoss): memory of N spans for any "
+                           "--batch-size, same loss and gradients (0: one pass)")
     objective.add_argument("--save-masked-lm", action="store_true", help="also write the encoder with its MLM head "
                            "(*ForMaskedLM) to <output>/masked-lm, to continue training later")
 
@@ -124,6 +128,10 @@ def check_inputs(config: DeCLUTRConfig) -> None:
     expand_tasks(config.eval_tasks)
     if config.push_to_hub:
         check_repo_id(config.push_to_hub, "--push-to-hub")
+    mini_batch_size = getattr(config, "mini_batch_size", 0)  # simcse shares these checks and has no cache option
+    if mini_batch_size < 0 or (mini_batch_size and config.contrastive_weight <= 0):
+        raise ValueError(f"--mini-batch-size {mini_batch_size}: GradCache needs a positive size and the contrastive "
+                         "term (--contrastive-weight > 0); use 0 for MLM-only training")
 
 
 def model_name(model: SentenceTransformer) -> str:
@@ -142,7 +150,7 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     from st_contrastive.data.declutr_collator import input_token_limit, special_token_template
     from st_contrastive.default_model import default_model
     from st_contrastive.evaluation import evaluate_model, sts_evaluator
-    from st_contrastive.losses import DeCLUTRLoss
+    from st_contrastive.losses import CachedDeCLUTRLoss, DeCLUTRLoss
     from st_contrastive.reporting import write_run_results
     from st_contrastive.training import train
     from st_contrastive.training.distributed import is_distributed, is_main_process
@@ -169,8 +177,9 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     dataset = prepare_declutr_dataset(documents, model.tokenizer, sampler)
     logger.info("Training on %d documents", len(dataset))
     mlm_probability = config.mlm_probability if config.mlm_weight > 0 else 0.0
-    loss = DeCLUTRLoss(model, config.temperature, config.contrastive_weight, config.mlm_weight,
-                       gather_across_devices=is_distributed())
+    cache = {"mini_batch_size": config.mini_batch_size} if config.mini_batch_size else {}
+    loss = (CachedDeCLUTRLoss if cache else DeCLUTRLoss)(model, config.temperature, config.contrastive_weight,
+                                                         config.mlm_weight, gather_across_devices=is_distributed(), **cache)
     collator = DeCLUTRDataCollator(model.tokenizer, sampler, mlm_probability=mlm_probability, seed=config.training.seed)
     evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
 
