@@ -18,7 +18,7 @@ SECTIONS = ("Args:", "References:", "Requirements:", "Inputs:", "Relations:", "E
 
 
 def test_every_exported_loss_is_covered():
-    assert {loss.__name__ for loss in LOSSES} == {"CachedDeCLUTRLoss", "DeCLUTRLoss", "MultiViewBilinearLoss", "NLISupConLoss",
+    assert {loss.__name__ for loss in LOSSES} == {"CachedDeCLUTRLoss", "CachedNLISupConLoss", "CachedSupConLoss", "DeCLUTRLoss", "MultiViewBilinearLoss", "NLISupConLoss",
                                                   "SCALeLoss", "SupConLoss"}
 
 

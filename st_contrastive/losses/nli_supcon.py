@@ -148,18 +148,22 @@ class NLISupConLoss(nn.Module):
         sentence_features = [dict(features) for features in sentence_features]
         text_group = sentence_features[0].pop("group", None)  # from PremiseGroupDataCollator: premise text ids
         premises, hypotheses = embed_columns(self.model, sentence_features)
-        logits = self.classifier(premises, hypotheses)
         if labels is None:
-            return [premises, hypotheses], logits
+            return [premises, hypotheses], self.classifier(premises, hypotheses)
+        group = text_group if text_group is not None else premise_groups(sentence_features[0]["input_ids"])
+        return self.terms(premises, hypotheses, group, labels)
+
+    def terms(self, premises: torch.Tensor, hypotheses: torch.Tensor, group: torch.Tensor, labels: torch.Tensor) -> dict[str, torch.Tensor]:
+        """``{"cross_entropy": (1−λ)·CE, "supcon": λ·SupCon}`` of the batch's embeddings (the active terms)."""
         if (labels < 0).any() or (labels >= self.num_labels).any():
             bad = int(torch.nonzero((labels < 0) | (labels >= self.num_labels))[0])
             raise ValueError(f"batch row {bad} has label {int(labels[bad])}; expected 0..{self.num_labels - 1}")
+        logits = self.classifier(premises, hypotheses)
         # Premise groups are never split, so ranks may hold different numbers of rows: weight each rank's means
         # by its share (global_mean_factor) so that DDP trains the loss of the global batch.
         share = global_mean_factor(torch.tensor(len(labels)), gather_across_devices=self.gather_across_devices)
         losses = {"cross_entropy": (1 - self.supcon_weight) * share * F.cross_entropy(logits, labels.view(-1))}
         if self.supcon_weight > 0:
-            group = text_group if text_group is not None else premise_groups(sentence_features[0]["input_ids"])
             losses["supcon"] = self.supcon_weight * self.premise_supcon(premises, hypotheses, group, labels)
         return losses
 
