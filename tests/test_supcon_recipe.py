@@ -29,3 +29,12 @@ def test_run_names():
     assert run_name(Args) == "supcon-nli-l0.3-allpalln"
     Args.supcon_weight = 0.0
     assert run_name(Args) == "ce-nli"
+
+
+def test_recipe_trains_with_gradcache(tmp_path, tiny_mlm_dir):
+    """--mini-batch-size swaps in CachedNLISupConLoss (its equality with the uncached loss: test_cached_supcon.py)."""
+    options = ["--model", tiny_mlm_dir, "--train", "snli-dev", "--max-pairs", "48", "--batch-size", "12",
+               "--max-steps", "2", "--eval-tasks"]
+    cached = main([*options, "--mini-batch-size", "5", "--output", str(tmp_path / "cached")])
+    assert cached["train"]["steps"] == 2 and cached["train"]["loss"]["mini_batch_size"] == 5
+    assert load_nli_classifier(tmp_path / "cached" / "nli_head").labels[0] == "entailment"

@@ -35,6 +35,7 @@ class SupConNLIConfig(RecipeConfig):
     positives: str | int = "all"
     negatives: str | int = "all"
     similarity: str = "cosine"
+    mini_batch_size: int = 0  # 0: one pass; N: CachedNLISupConLoss with N sentences at a time
     classifier_hidden_size: int | None = None  # None: the SBERT head (one layer); a size: the paper's two layers
     output: str | None = None  # None: runs/<run_name>
     name: str | None = None
@@ -77,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--classifier-hidden-size", type=int, default=defaults.classifier_hidden_size,
                         help="hidden units of a two-layer softmax head (the paper's); unset: SBERT's one-layer head, "
                         "with which λ=0 equals sentence-transformers' SoftmaxLoss")
+    parser.add_argument("--mini-batch-size", type=int, default=defaults.mini_batch_size,
+                        help="embed N sentences at a time with GradCache (CachedNLISupConLoss): same loss and gradients "
+                        "in the memory of N sentences (0: one pass)")
     parser.add_argument("--output", default=defaults.output, help="output folder; default runs/<name>")
     parser.add_argument("--name", default=defaults.name, help="default supcon-nli-<λ>-<P>p<N>n, or ce-nli for λ=0")
     add_training_arguments(parser, defaults.training, batch_size_help="pairs per batch (premise groups never split)")
@@ -99,6 +103,8 @@ def check_inputs(config: SupConNLIConfig) -> None:
     expand_tasks(config.eval_tasks)
     if config.push_to_hub:
         check_repo_id(config.push_to_hub, "--push-to-hub")
+    if config.mini_batch_size < 0:
+        raise ValueError(f"--mini-batch-size {config.mini_batch_size}: use a positive size, or 0 for one pass")
 
 
 def run_name(config) -> str:
@@ -117,7 +123,7 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
     from st_contrastive.data import PremiseGroupBatchSampler, PremiseGroupDataCollator, load_nli
     from st_contrastive.default_model import default_model
     from st_contrastive.evaluation import averages, evaluate_model, sts_evaluator
-    from st_contrastive.losses import NLISupConLoss
+    from st_contrastive.losses import CachedNLISupConLoss, NLISupConLoss
     from st_contrastive.models import NLIClassifier
     from st_contrastive.reporting import write_run_results
     from st_contrastive.training.distributed import is_distributed, is_main_process
@@ -134,10 +140,11 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
     before = ({} if config.skip_before or not config.eval_tasks or not main_process
               else evaluate_model(model, config.eval_tasks, **evaluate))
     classifier = NLIClassifier(model.get_embedding_dimension(), hidden_size=config.classifier_hidden_size)
-    loss = NLISupConLoss(model, classifier.to(model.device), supcon_weight=config.supcon_weight,
+    cache = {"mini_batch_size": config.mini_batch_size} if config.mini_batch_size else {}
+    loss = (CachedNLISupConLoss if cache else NLISupConLoss)(model, classifier.to(model.device), supcon_weight=config.supcon_weight,
                          temperature=config.temperature, positives=config.positives, negatives=config.negatives,
                          similarity=config.similarity, seed=config.training.seed,
-                         gather_across_devices=is_distributed())
+                         gather_across_devices=is_distributed(), **cache)
     evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
     run = train(model, loss, dataset, replace(config.training, output_dir=str(output / "checkpoints")),
                 batch_sampler=PremiseGroupBatchSampler, data_collator=PremiseGroupDataCollator(model.preprocess),
