@@ -19,13 +19,14 @@ Similarity = Literal["cosine", "dot"]
 
 
 def similarity_matrix(anchors: torch.Tensor, candidates: torch.Tensor, similarity: Similarity = "cosine") -> torch.Tensor:
-    """Anchor × candidate similarities in float32 (even under autocast)."""
-    anchors, candidates = anchors.float(), candidates.float()
-    if similarity == "cosine":
-        anchors, candidates = F.normalize(anchors, dim=-1), F.normalize(candidates, dim=-1)
-    elif similarity != "dot":
+    """Anchor × candidate similarities in float32 (even under autocast, which would run the product in bf16/fp16)."""
+    if similarity not in ("cosine", "dot"):
         raise ValueError(f"similarity must be 'cosine' or 'dot', not {similarity!r}")
-    return anchors @ candidates.T
+    with torch.autocast(anchors.device.type, enabled=False):
+        anchors, candidates = anchors.float(), candidates.float()
+        if similarity == "cosine":
+            anchors, candidates = F.normalize(anchors, dim=-1), F.normalize(candidates, dim=-1)
+        return anchors @ candidates.T
 
 
 @dataclass
@@ -120,8 +121,9 @@ def supcon(
     keeps the graph (never NaN).
     """
     positive_mask = positive_mask & candidate_mask
-    logits = (similarities / temperature).masked_fill(~candidate_mask, float("-inf"))
-    log_prob = logits - torch.logsumexp(logits, dim=1, keepdim=True)
+    with torch.autocast(similarities.device.type, enabled=False):  # the softmax in float32, whatever the AMP policy
+        logits = (similarities.float() / temperature).masked_fill(~candidate_mask, float("-inf"))
+        log_prob = logits - torch.logsumexp(logits, dim=1, keepdim=True)
     num_positives = positive_mask.sum(dim=1)
     has_positive = num_positives > 0
     dropped = int((~has_positive).sum())

@@ -43,13 +43,11 @@ class TrainSettings:
         """sentence-transformers' ``SentenceTransformerTrainingArguments`` for these settings."""
         from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
 
-        from st_contrastive.training.distributed import is_distributed
-
         logging_steps = max(1, min(10, self.max_steps // 20)) if self.max_steps > 0 else 10
         extra = {"batch_sampler": batch_sampler} if batch_sampler is not None else {}
-        if is_distributed() and not _has_accelerator():
-            # Launched on several processes of a machine without GPUs: accelerate joins them (gloo) only when told
-            # it runs on CPU; otherwise each process would train alone.
+        if not _has_accelerator():
+            # Said outright on a machine without GPUs: accelerate then joins torchrun's processes (gloo) instead of
+            # letting each train alone, and transformers allows bf16 (CPU autocast) instead of refusing it.
             extra["use_cpu"] = True
         if self.learning_rate_mapping:
             extra["learning_rate_mapping"] = self.learning_rate_mapping
@@ -79,7 +77,8 @@ class TrainSettings:
 def _has_accelerator() -> bool:
     import torch
 
-    return torch.cuda.is_available() or (hasattr(torch, "xpu") and torch.xpu.is_available())
+    return (torch.cuda.is_available() or (hasattr(torch, "xpu") and torch.xpu.is_available())
+            or torch.backends.mps.is_available())
 
 
 class RecipeConfig:
