@@ -87,10 +87,7 @@ class CachedSupConLoss(CachedLossMixin, SupConLoss):
     def calculate_loss(self, reps, labels=None, *, with_backward: bool = False) -> torch.Tensor:
         embeddings = torch.cat([torch.cat(column) for column in reps])
         loss = self.compute_loss(embeddings, labels.repeat(len(embeddings) // len(labels)))
-        if with_backward:
-            loss.backward()
-            return loss.detach()
-        return loss
+        return _backward_if(loss, with_backward)
 
     def get_config_dict(self) -> dict[str, Any]:
         return super().get_config_dict() | {"mini_batch_size": self.mini_batch_size}
@@ -191,10 +188,15 @@ class CachedNLISupConLoss(CachedLossMixin, NLISupConLoss):
     def calculate_loss(self, reps, labels=None, *, with_backward: bool = False) -> torch.Tensor:
         premises, hypotheses = (torch.cat(column) for column in reps)
         loss = sum(self.terms(premises, hypotheses, self._group.to(labels.device), labels).values())
-        if with_backward:
-            loss.backward()
-            return loss.detach()
-        return loss
+        return _backward_if(loss, with_backward)
 
     def get_config_dict(self) -> dict[str, Any]:
         return super().get_config_dict() | {"mini_batch_size": self.mini_batch_size}
+
+
+def _backward_if(loss: torch.Tensor, with_backward: bool) -> torch.Tensor:
+    """GradCache's step 2 (``with_backward``): back-propagate to the embeddings and hand back the value alone."""
+    if not with_backward:
+        return loss
+    loss.backward()
+    return loss.detach()
