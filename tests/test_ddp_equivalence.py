@@ -27,8 +27,15 @@ def _setup(objective: str, model_dir: str):
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 
-    from st_contrastive.data import (DeCLUTRDataCollator, PremiseGroupBatchSampler, PremiseGroupDataCollator,
-                                     SpanSampler, load_documents, load_nli, prepare_declutr_dataset)
+    from st_contrastive.data import (
+        DeCLUTRDataCollator,
+        PremiseGroupBatchSampler,
+        PremiseGroupDataCollator,
+        SpanSampler,
+        load_documents,
+        load_nli,
+        prepare_declutr_dataset,
+    )
     from st_contrastive.data_dir import data_file
     from st_contrastive.losses import DeCLUTRLoss, NLISupConLoss
 

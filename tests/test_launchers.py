@@ -21,7 +21,7 @@ BIN = Path(sys.executable).parent
 def _launch(launcher: list[str], recipe: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
     env = os.environ | {"HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
     return subprocess.run([*launcher, "-m", "st_contrastive.cli", *recipe], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, check=False)
 
 
 def _check(done: subprocess.CompletedProcess, output: Path, world_size: int) -> dict:

@@ -14,8 +14,13 @@ from sentence_transformers.base.losses.merged_forward import embed_columns
 from sentence_transformers.sentence_transformer.modules import Normalize
 from torch import nn
 
-from st_contrastive.losses.contrastive_core import (Similarity, gather_candidates, global_mean_factor,
-                                                    similarity_matrix, supcon)
+from st_contrastive.losses.contrastive_core import (
+    Similarity,
+    gather_candidates,
+    global_mean_factor,
+    similarity_matrix,
+    supcon,
+)
 from st_contrastive.models.nli_classifier import NLIClassifier
 
 logger = logging.getLogger(__name__)

@@ -37,7 +37,7 @@ class Method:
         citation is not SimCSE's)."""
         if self.loss == "MultipleNegativesRankingLoss":
             return SIMCSE_CITATION.strip()
-        import st_contrastive.losses as losses
+        from st_contrastive import losses
 
         return getattr(losses, self.loss).citation.fget(None).strip()  # a constant; no instance needed
 
@@ -136,8 +136,8 @@ def model_card(model_dir: str | Path, repo_id: str) -> str:
     lines = [
         *front, "",
         f"# {repo_id.split('/')[-1]}", "",
-        f"A sentence embedding model trained with **{method.name}** ({method.paper}) by st-contrastive, a "
-        "sentence-transformers plugin (`pip install st-contrastive`).", remote_note,
+        (f"A sentence embedding model trained with **{method.name}** ({method.paper}) by st-contrastive, a "
+         "sentence-transformers plugin (`pip install st-contrastive`)."), remote_note,
         "## Usage", "", "```bash", install, "```", "", "```python", "from sentence_transformers import SentenceTransformer",
         "", f"model = {load}", 'embeddings = model.encode(["A man is playing a guitar.", "Someone plays an instrument."])',
         "print(model.similarity(embeddings, embeddings))", "```", "",
@@ -150,8 +150,8 @@ def model_card(model_dir: str | Path, repo_id: str) -> str:
         + (f", learning rate {training['learning_rate']:g}" if "learning_rate" in training else ""),
         "",
         "## Evaluation", "",
-        "Spearman × 100 for STS (SICK-R: Pearson, as SentEval), test accuracy × 100 for transfer tasks "
-        "(logistic regression on frozen embeddings), as measured by the run:", "",
+        ("Spearman × 100 for STS (SICK-R: Pearson, as SentEval), test accuracy × 100 for transfer tasks "
+         "(logistic regression on frozen embeddings), as measured by the run:"), "",
         evaluation_table(results), "",
         "## Citation", "", "```bibtex", method.citation, "", SBERT_CITATION, "```", "",
     ]

@@ -83,8 +83,8 @@ def train_simcse(config: SimCSEConfig) -> dict:
     from st_contrastive.default_model import default_model
     from st_contrastive.evaluation import evaluate_model, sts_evaluator
     from st_contrastive.reporting import write_run_results
-    from st_contrastive.training.distributed import is_distributed, is_main_process
     from st_contrastive.training import train
+    from st_contrastive.training.distributed import is_distributed, is_main_process
 
     steps, batch = config.training.max_steps, config.training.batch_size
     needed = min(config.max_sentences, steps * batch) if steps > 0 else config.max_sentences

@@ -126,8 +126,8 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
     from st_contrastive.losses import CachedNLISupConLoss, NLISupConLoss
     from st_contrastive.models import NLIClassifier
     from st_contrastive.reporting import write_run_results
-    from st_contrastive.training.distributed import is_distributed, is_main_process
     from st_contrastive.training import train
+    from st_contrastive.training.distributed import is_distributed, is_main_process
 
     dataset = load_nli(config.train, split=config.split, max_rows=config.max_pairs)  # bad rows stop us here
     logger.info("Training on %d NLI pairs", len(dataset))
