@@ -76,21 +76,20 @@ class DeCLUTRDataCollator:
                 f"sampler's max_length (--max-length) to {limit - longest + self.span_sampler.max_length} or less"
             )
 
-    def generator_for(self, token_ids, repeat: int = 0) -> np.random.Generator:
-        """The random generator of one document, keyed by its tokens (see the class docstring); ``repeat`` counts
-        earlier copies of the same document in the batch, so that copies draw different spans."""
-        document = zlib.crc32(np.asarray(token_ids, dtype=np.int64).tobytes())
+    def generator_for(self, document: int, repeat: int = 0) -> np.random.Generator:
+        """The random generator of one document, keyed by the checksum of its tokens (see the class docstring);
+        ``repeat`` counts earlier copies of the same document in the batch, so that copies draw different spans."""
         epoch = -1 if self.evaluation else self.epoch
         return np.random.default_rng([self.seed, epoch + 1, document, repeat])
 
     def __call__(self, features: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
         anchors, labels, positives = [], [], []
-        seen: dict[bytes, int] = {}
+        seen: dict[int, int] = {}
         for row in features:
             token_ids = row["token_ids"]
-            key = np.asarray(token_ids, dtype=np.int64).tobytes()
-            seen[key] = seen.get(key, -1) + 1
-            rng = self.generator_for(token_ids, seen[key])
+            document = zlib.crc32(np.asarray(token_ids, dtype=np.int64).tobytes())  # once per document
+            seen[document] = seen.get(document, -1) + 1
+            rng = self.generator_for(document, seen[document])
             document_anchors = []
             for spans in self.span_sampler.sample(len(token_ids), rng):
                 document_anchors.append(token_ids[spans.anchor.start : spans.anchor.end])
