@@ -135,7 +135,7 @@ class CachedDeCLUTRLoss(DeCLUTRLoss):
         mlm_weight = 0.0
         if mlm_labels is not None:
             masked = _count(mlm_labels)
-            share = global_mean_factor(torch.tensor(masked), gather_across_devices=self.gather_across_devices)
+            share = global_mean_factor(masked, contrastive.device, gather_across_devices=self.gather_across_devices)
             mlm_weight = self.mlm_weight * share / max(masked, 1)  # each mini-batch's token sum times this
             losses["mlm"] = (mlm_sum * mlm_weight).to(contrastive.device)
         if not grad_enabled:

@@ -92,17 +92,18 @@ def gather_candidates(
     return Candidates(gather(embeddings, with_grad=True), gathered_labels, offsets[dist.get_rank()])
 
 
-def global_mean_factor(local_count: torch.Tensor, *, gather_across_devices: bool = False) -> float:
+def global_mean_factor(local_count: int, device: torch.device, *, gather_across_devices: bool = False) -> float:
     """What turns this rank's mean over ``local_count`` items into its share of the mean over every rank's items.
 
     DDP averages gradients over ranks, so the mean of per-rank means is what it trains. When ranks hold different
     numbers of items (masked tokens of an MLM term), that is not the mean over all items; multiplying each rank's
     mean by ``local_count · world_size / global_count`` makes DDP's average exactly the global mean. Without
-    ``gather_across_devices`` or a process group of two or more ranks, 1.
+    ``gather_across_devices`` or a process group of two or more ranks, 1. ``device`` is where the loss lives, which
+    is where the backend (NCCL on GPUs) needs the count.
     """
     if not (gather_across_devices and dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
         return 1.0
-    count = local_count.detach().to(torch.float64).reshape(1)  # on the tensor's device, as the backend needs
+    count = torch.tensor([float(local_count)], dtype=torch.float64, device=device)
     total = count.clone()
     dist.all_reduce(total)
     if total.item() == 0:

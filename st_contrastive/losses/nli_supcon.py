@@ -166,7 +166,7 @@ class NLISupConLoss(nn.Module):
         logits = self.classifier(premises, hypotheses)
         # Premise groups are never split, so ranks may hold different numbers of rows: weight each rank's means
         # by its share (global_mean_factor) so that DDP trains the loss of the global batch.
-        share = global_mean_factor(torch.tensor(len(labels)), gather_across_devices=self.gather_across_devices)
+        share = global_mean_factor(len(labels), labels.device, gather_across_devices=self.gather_across_devices)
         losses = {"cross_entropy": (1 - self.supcon_weight) * share * F.cross_entropy(logits, labels.view(-1))}
         if self.supcon_weight > 0:
             losses["supcon"] = self.supcon_weight * self.premise_supcon(premises, hypotheses, group, labels)
@@ -191,7 +191,7 @@ class NLISupConLoss(nn.Module):
         loss, dropped = supcon(similarities, positive, positive | negative, self.temperature)
         self.anchors_seen += num_groups
         self.anchors_without_positive += dropped
-        loss = loss * global_mean_factor(torch.tensor(num_groups - dropped), gather_across_devices=self.gather_across_devices)
+        loss = loss * global_mean_factor(num_groups - dropped, loss.device, gather_across_devices=self.gather_across_devices)
         if dropped == num_groups:
             logger.warning("No premise in this batch has an entailed hypothesis: the SupCon term is zero.")
         return loss
