@@ -40,9 +40,8 @@ COMMANDS = {
 
 
 # Commands that train with DDP under torchrun / accelerate launch (rank 0 evaluates and writes). The others run in
-# one process: pretrain-mlm trains its tokenizer first (every rank would train a different one), and the sweeps,
-# the chain and the active-learning loop read back files that only rank 0 writes; multiview is not tested under DDP yet.
-DISTRIBUTED_COMMANDS = ("declutr", "simcse", "supcon")
+# one process: the sweeps, the chain and the active-learning loop read back files that only rank 0 writes.
+DISTRIBUTED_COMMANDS = ("declutr", "simcse", "supcon", "multiview")
 
 
 def usage() -> str:

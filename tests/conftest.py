@@ -1,4 +1,5 @@
-"""Shared fixtures: a real WordPiece tokenizer and a tiny random BERT, built in seconds, nothing committed."""
+"""Shared fixtures: a real WordPiece tokenizer and a tiny random BERT, built in seconds, and two books parsed by
+spaCy; nothing committed."""
 
 from __future__ import annotations
 
@@ -46,3 +47,20 @@ def tiny_model(tiny_mlm_dir):
     transformer = Transformer(tiny_mlm_dir, max_seq_length=128)
     pooling = Pooling(transformer.get_embedding_dimension(), pooling_mode="mean")
     return SentenceTransformer(modules=[transformer, pooling], device="cpu")
+
+
+@pytest.fixture(scope="session")
+def parsed_books(tmp_path_factory) -> str:
+    """The first two documents of the shared books corpus, parsed by spaCy (a few hundred sentences)."""
+    pytest.importorskip("spacy")
+    from st_contrastive.parsing import make_parser, parse_corpus
+
+    folder = tmp_path_factory.mktemp("books")
+    corpus = folder / "books.jsonl.gz"
+    with gzip.open(data_file("corpus/books.jsonl.gz"), "rt", encoding="utf-8") as f, \
+            gzip.open(corpus, "wt", encoding="utf-8") as out:
+        for line in itertools.islice(f, 2):
+            out.write(line)
+    output = folder / "cache" / "parsed.jsonl.gz"  # a folder that does not exist yet
+    parse_corpus(corpus, output, make_parser("spacy"))
+    return str(output)

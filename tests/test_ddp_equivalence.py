@@ -1,16 +1,19 @@
 """Two DDP ranks (gloo, CPU) with B/2 rows each train exactly what one process with B rows trains, through the
-real trainer: the same logged losses and the same parameters after several steps, for DeCLUTR (NT-Xent + MLM)
-and SupCon + CE on NLI, with the loss-owned heads identical on both ranks."""
+real trainer: the same logged losses and the same parameters after several steps, for DeCLUTR (NT-Xent + MLM),
+SupCon + CE on NLI and the multi-view context loss, with the loss-owned heads (MLM head, classifier, bilinear W)
+identical on both ranks."""
 
 from __future__ import annotations
 
+import os
 import socket
 
 import pytest
 import torch
 import torch.multiprocessing as mp
 
-GLOBAL_BATCH = {"declutr": 4, "nli": 12}  # documents; NLI rows (SNLI premises come in groups of 3)
+# Documents; NLI rows (SNLI premises come in groups of 3); consecutive sentences (two blocks of 8).
+GLOBAL_BATCH = {"declutr": 4, "nli": 12, "multiview": 16}
 STEPS = 3
 # Float32 sums taken in another order (two ranks, all-reduce) differ in the last bits; this bounds their drift.
 TOLERANCE = {"atol": 2e-5, "rtol": 1e-4}
@@ -22,8 +25,50 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _setup(objective: str, model_dir: str):
-    """Model (dropout off: ranks cannot share dropout draws), dataset, loss, collator and sampler of one run."""
+def _two_blocks_per_batch():
+    """The single process's batches for the multi-view run: under DDP accelerate deals the blocks of consecutive
+    sentences to the ranks in turn (rank 0 block 2k, rank 1 block 2k+1), so one process with twice the batch takes
+    the same two blocks together. Sentence positions are the labels, so contexts are the same either way."""
+    from st_contrastive.data import ContextBlockBatchSampler
+
+    class TwoBlocksPerBatch(ContextBlockBatchSampler):
+        def __init__(self, dataset, batch_size, **kwargs):
+            super().__init__(dataset, batch_size // 2, **kwargs)
+
+        def __iter__(self):
+            blocks = list(super().__iter__())
+            for first, second in zip(blocks[::2], blocks[1::2]):
+                yield first + second
+
+        def __len__(self):
+            return super().__len__() // 2
+
+    return TwoBlocksPerBatch
+
+
+def _multiview_setup(parsed: str, world_size: int):
+    from st_contrastive.data import ContextBlockBatchSampler, load_sentence_corpus
+    from st_contrastive.losses import MultiViewBilinearLoss
+    from st_contrastive.models import multiview_model
+
+    dataset, sentences = load_sentence_corpus(parsed)
+    torch.manual_seed(0)
+    model = multiview_model(["dep", "seq"], sentences, parser=None, word_dim=16, dim=12)
+    model[0].add_parses(sentences)
+    loss = MultiViewBilinearLoss(model, gather_across_devices=True)
+    # Each rank draws a bilinear W of its own: the trainer must start both from rank 0's (seed 1, as one process).
+    torch.manual_seed(int(os.environ.get("RANK", "0")) + 1)
+    torch.nn.init.xavier_uniform_(loss.bilinear, gain=100.0)  # scores far from 0: a loss away from log(15)
+    sampler = ContextBlockBatchSampler if world_size > 1 else _two_blocks_per_batch()
+    return model, dataset, loss, None, sampler
+
+
+def _setup(objective: str, source: str, world_size: int):
+    """Model (dropout off: ranks cannot share dropout draws), dataset, loss, collator and sampler of one run;
+    ``source`` is the tiny BERT's folder, or the parsed corpus of the multi-view run."""
+    if objective == "multiview":
+        return _multiview_setup(source, world_size)
+    model_dir = source
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 
@@ -55,9 +100,7 @@ def _setup(objective: str, model_dir: str):
     return model, dataset, loss, PremiseGroupDataCollator(model.preprocess), PremiseGroupBatchSampler
 
 
-def _train(rank: int, world_size: int, port: int, objective: str, model_dir: str, output_dir: str, results) -> None:
-    import os
-
+def _train(rank: int, world_size: int, port: int, objective: str, source: str, output_dir: str, results) -> None:
     if world_size > 1:
         os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size), MASTER_ADDR="127.0.0.1",
                           MASTER_PORT=str(port))
@@ -66,13 +109,15 @@ def _train(rank: int, world_size: int, port: int, objective: str, model_dir: str
 
     from st_contrastive.training import ContrastiveTrainer
 
-    model, dataset, loss, collator, batch_sampler = _setup(objective, model_dir)
+    model, dataset, loss, collator, batch_sampler = _setup(objective, source, world_size)
     before = {k: v.detach().clone() for k, v in model.state_dict().items()}
     extra = {"batch_sampler": batch_sampler} if batch_sampler else {}
     args = SentenceTransformerTrainingArguments(
         output_dir=output_dir, per_device_train_batch_size=GLOBAL_BATCH[objective] // world_size, max_steps=STEPS,
         learning_rate=1e-3, warmup_steps=0, logging_steps=1, report_to="none", seed=0, disable_tqdm=True,
-        save_strategy="no", use_cpu=True, ddp_backend="gloo" if world_size > 1 else None, **extra,
+        save_strategy="no", use_cpu=True, ddp_backend="gloo" if world_size > 1 else None,
+        dataloader_drop_last=True,  # what sentence-transformers sets under DDP anyway: the same batches in both runs
+        **extra,
     )
     trainer = ContrastiveTrainer(model=model, args=args, train_dataset=dataset, loss=loss, data_collator=collator)
     trainer.train()
@@ -85,9 +130,9 @@ def _train(rank: int, world_size: int, port: int, objective: str, model_dir: str
     }
 
 
-def _run(world_size: int, objective: str, model_dir: str, output_dir: str) -> dict:
+def _run(world_size: int, objective: str, source: str, output_dir: str) -> dict:
     results = mp.Manager().dict()
-    mp.spawn(_train, args=(world_size, _free_port(), objective, model_dir, output_dir, results), nprocs=world_size,
+    mp.spawn(_train, args=(world_size, _free_port(), objective, source, output_dir, results), nprocs=world_size,
              join=True)
     return dict(results)
 
@@ -96,10 +141,11 @@ def _tensors(state: dict) -> dict[str, torch.Tensor]:
     return {k: v for k, v in state.items() if isinstance(v, torch.Tensor)}
 
 
-@pytest.mark.parametrize("objective", ["declutr", "nli"])
-def test_two_ranks_of_half_the_batch_train_what_one_process_trains(tmp_path, tiny_mlm_dir, objective):
-    one = _run(1, objective, tiny_mlm_dir, str(tmp_path / "one"))[0]
-    two = _run(2, objective, tiny_mlm_dir, str(tmp_path / "two"))
+@pytest.mark.parametrize("objective", ["declutr", "nli", "multiview"])
+def test_two_ranks_of_half_the_batch_train_what_one_process_trains(tmp_path, request, objective):
+    source = request.getfixturevalue("parsed_books" if objective == "multiview" else "tiny_mlm_dir")
+    one = _run(1, objective, source, str(tmp_path / "one"))[0]
+    two = _run(2, objective, source, str(tmp_path / "two"))
     assert one["world"] == 1 and two[0]["world"] == two[1]["world"] == 2
     assert len(one["losses"]) == STEPS
     for rank in (0, 1):

@@ -3,6 +3,7 @@ DDP, and rank 0 alone saves a checkpoint that reloads and writes one results.jso
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -56,3 +57,25 @@ def test_supcon_recipe_under_accelerate_launch(tmp_path, tiny_mlm_dir):
         "--batch-size", "12", "--eval-tasks", "--output", str(output)], tmp_path)
     results = _check(done, output, world_size=2)
     assert results["train"]["loss"]["gather_across_devices"] is True
+
+
+@pytest.mark.skipif(shutil.which("torchrun", path=str(BIN)) is None, reason="torchrun is not installed")
+def test_multiview_recipe_under_torchrun_parses_once(tmp_path):
+    pytest.importorskip("spacy")
+    output, cache = tmp_path / "multiview", tmp_path / "parsed"
+    done = _launch([str(BIN / "torchrun"), "--standalone", "--nproc_per_node", "2"], [
+        "multiview", "--corpus", "books", "--max-documents", "1", "--parse-cache", str(cache), "--views", "dep,seq",
+        "--word-dim", "16", "--dim", "12", "--max-steps", "2", "--batch-size", "16", "--eval-tasks",
+        "--output", str(output)], tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads((output / "results.json").read_text())
+    assert results["train"]["world_size"] == 2
+    assert results["train"]["loss"]["gather_across_devices"] is True
+    # Rank 0 parsed the document into the cache while rank 1 waited, then rank 1 read it: parsed once, not twice
+    # (two ranks writing at once appended every sentence twice).
+    [parsed] = cache.glob("books-1docs-*.jsonl.gz")
+    with gzip.open(parsed, "rt", encoding="utf-8") as f:
+        ids = [json.loads(line)["id"] for line in f]
+    assert len(ids) == len(set(ids)) == results["config"]["sentences"] > 20
+    model = SentenceTransformer(str(output), device="cpu", trust_remote_code=True)
+    assert model.encode(["A new sentence to parse."]).shape == (1, 24)

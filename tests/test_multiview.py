@@ -1,8 +1,6 @@
 """Multi-view structured encoders end to end: the bilinear context loss against a hand computation, the block
 sampler, training through the real trainer on parsed books, save → reload, encode on raw strings, bad input."""
 
-import gzip
-import itertools
 import json
 
 import pytest
@@ -10,27 +8,12 @@ import torch
 from sentence_transformers import SentenceTransformer
 
 from st_contrastive.data import ContextBlockBatchSampler, load_sentence_corpus
-from st_contrastive.data_dir import data_file
 from st_contrastive.losses import MultiViewBilinearLoss
 from st_contrastive.models import multiview_model
-from st_contrastive.parsing import make_parser, parse_corpus
+from st_contrastive.parsing import make_parser
 from st_contrastive.training import TrainSettings, train
 
 pytest.importorskip("spacy")
-
-
-@pytest.fixture(scope="module")
-def parsed_books(tmp_path_factory) -> str:
-    """The first two documents of the shared books corpus, parsed by spaCy (a few hundred sentences)."""
-    folder = tmp_path_factory.mktemp("books")
-    corpus = folder / "books.jsonl.gz"
-    with gzip.open(data_file("corpus/books.jsonl.gz"), "rt", encoding="utf-8") as f, \
-            gzip.open(corpus, "wt", encoding="utf-8") as out:
-        for line in itertools.islice(f, 2):
-            out.write(line)
-    output = folder / "cache" / "parsed.jsonl.gz"  # a folder that does not exist yet
-    parse_corpus(corpus, output, make_parser("spacy"))
-    return str(output)
 
 
 @pytest.fixture(scope="module")

@@ -54,7 +54,9 @@ def test_upload_folder_is_the_model_without_checkpoints(supcon_run):
                                SentenceTransformer(str(supcon_run), device="cpu").encode(texts, convert_to_tensor=True))
 
 
-def test_push_uploads_that_folder_through_sentence_transformers(supcon_run, monkeypatch):
+@pytest.fixture()
+def fake_hub(monkeypatch) -> dict:
+    """The Hub's two HTTP calls replaced by a record of what they were asked (the rest is the real code path)."""
     calls = {}
 
     def create_repo(self, repo_id, **kwargs):
@@ -68,11 +70,15 @@ def test_push_uploads_that_folder_through_sentence_transformers(supcon_run, monk
 
     monkeypatch.setattr("huggingface_hub.HfApi.create_repo", create_repo)
     monkeypatch.setattr("huggingface_hub.HfApi.upload_folder", upload_folder)
+    return calls
+
+
+def test_push_uploads_that_folder_through_sentence_transformers(supcon_run, fake_hub):
     url = push_main([str(supcon_run), "--repo-id", REPO, "--private"])
     assert url == f"https://huggingface.co/{REPO}/commit/0"
-    assert calls["created"] == (REPO, True, True)
-    assert "checkpoints" not in calls["uploaded"] and "nli_head" in calls["uploaded"]
-    assert calls["card"] == model_card(supcon_run, REPO)
+    assert fake_hub["created"] == (REPO, True, True)
+    assert "checkpoints" not in fake_hub["uploaded"] and "nli_head" in fake_hub["uploaded"]
+    assert fake_hub["card"] == model_card(supcon_run, REPO)
 
 
 def test_a_failed_upload_says_the_run_is_safe_and_how_to_retry(supcon_run, monkeypatch):
@@ -92,17 +98,19 @@ def test_bad_repo_ids_and_folders_fail_with_one_clear_line(tmp_path):
         push(tmp_path, REPO)
 
 
-def test_multiview_card_asks_for_the_plugin_and_remote_code(tmp_path):
-    """The card of a checkpoint with plugin modules (files as a multiview run writes them)."""
-    (tmp_path / "modules.json").write_text(json.dumps([
-        {"idx": 0, "name": "0", "path": "0_ParsedTextInput", "type": "st_contrastive.models.parsed_text_input.ParsedTextInput"},
-        {"idx": 1, "name": "1", "path": "1_MultiView", "type": "st_contrastive.models.multi_view.MultiView"}]))
-    (tmp_path / "results.json").write_text(json.dumps({
-        "method": "multiview", "views": ["gru", "dependency"], "config": {"parsed_corpus": "runs/parsed/books.jsonl.gz",
-                                                                          "sentences": 1200, "training": {}},
-        "train": {"steps": 10, "loss": {"context_size": 3}}, "after": {"mr": {"accuracy": 61.5}}}))
-    card = model_card(tmp_path, "someone/multiview")
+def test_multiview_push_to_hub_card_asks_for_the_plugin_and_remote_code(tmp_path, parsed_books, fake_hub):
+    """A real multi-view run with --push-to-hub: its checkpoint holds plugin modules, so the card says how to load it."""
+    from st_contrastive.recipes.multiview import main as multiview_main
+
+    output = tmp_path / "multiview"
+    results = multiview_main(["--parsed", parsed_books, "--word-dim", "16", "--dim", "12", "--max-steps", "2",
+                              "--batch-size", "16", "--eval-tasks", "trec", "--eval-max-rows", "100", "--eval-folds",
+                              "2", "--parse-cache", str(tmp_path / "parsed"), "--output", str(output),
+                              "--push-to-hub", "someone/multiview"])
+    card = fake_hub["card"]
     assert 'SentenceTransformer("someone/multiview", trust_remote_code=True)' in card
     assert "pip install st-contrastive sentence-transformers" in card
-    assert "1,200 parsed sentences" in card and "| mr |  | 61.50 |  |" in card
+    assert f"{results['config']['sentences']:,} parsed sentences" in card
+    assert f"| trec |  | {results['after']['trec']['accuracy']:.2f} |  |" in card
     assert "simoulin-crabbe-2021-contrasting" in card
+    assert {"1_MultiView", "modules.json"} <= set(fake_hub["uploaded"]) and "checkpoints" not in fake_hub["uploaded"]

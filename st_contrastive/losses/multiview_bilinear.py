@@ -9,7 +9,7 @@ import torch
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
-from st_contrastive.losses.contrastive_core import gather_candidates, supcon
+from st_contrastive.losses.contrastive_core import gather_candidates, global_mean_factor, supcon
 
 
 class MultiViewBilinearLoss(nn.Module):
@@ -114,7 +114,10 @@ class MultiViewBilinearLoss(nn.Module):
         if dropped == len(anchors):
             raise ValueError(f"no sentence of the batch has a context sentence in it (positions "
                              f"{positions[:8].tolist()}…): batch consecutive sentences with ContextBlockBatchSampler")
-        return loss
+        # Ranks' blocks may hold different numbers of anchors with a context (a short last block): weight this
+        # rank's mean so that DDP's average of the ranks is the mean over every anchor.
+        return loss * global_mean_factor(len(anchors) - dropped, loss.device,
+                                         gather_across_devices=self.gather_across_devices)
 
     def get_config_dict(self) -> dict[str, Any]:
         return {"context_size": self.context_size, "symmetric": self.symmetric,

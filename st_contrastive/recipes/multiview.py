@@ -11,9 +11,11 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from st_contrastive.evaluation.protocol import TransferProtocol, expand_tasks
+from st_contrastive.publishing.upload import check_repo_id
 from st_contrastive.recipes.help_format import DefaultsHelpFormatter
 from st_contrastive.recipes.input_checks import require_source
 from st_contrastive.recipes.parse import SINGLE_FILE_CORPORA, corpus_file
+from st_contrastive.recipes.push import add_push_argument, publish
 from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
 
 logger = logging.getLogger(__name__)
@@ -46,6 +48,7 @@ class MultiViewConfig(RecipeConfig):
     eval_max_rows: int | None = None
     eval_batch_size: int = 256
     output: str | None = None
+    push_to_hub: str | None = None  # a Hub repo id: publish the run when it ends
     training: TrainSettings = field(default_factory=lambda: TrainSettings(
         batch_size=400, learning_rate=5e-4, warmup_ratio=0.0, max_steps=150, max_grad_norm=1.0))
 
@@ -105,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
                             help="quick runs only: a seeded random N rows of each task split")
     evaluation.add_argument("--eval-batch-size", type=int, default=defaults.eval_batch_size,
                             help="sentences per encoding batch")
+    add_push_argument(parser)
     return parser
 
 
@@ -120,6 +124,8 @@ def check_inputs(config: MultiViewConfig) -> None:
     if config.word_vectors and not config.word_vectors.startswith("spacy:"):
         require_source(config.word_vectors, "--word-vectors")
     expand_tasks(config.eval_tasks)
+    if config.push_to_hub:
+        check_repo_id(config.push_to_hub, "--push-to-hub")
 
 
 def parsed_corpus(config: MultiViewConfig, parser) -> Path:
@@ -149,9 +155,11 @@ def train_multiview(config: MultiViewConfig) -> dict:
     from st_contrastive.parsing import make_parser
     from st_contrastive.reporting import write_run_results
     from st_contrastive.training import TrainResult, train
+    from st_contrastive.training.distributed import is_distributed, is_main_process, main_process_first
 
     parser = make_parser(config.parser)
-    corpus = parsed_corpus(config, parser)
+    with main_process_first():  # under torchrun / accelerate, rank 0 parses into the cache and the others read it
+        corpus = parsed_corpus(config, parser)
     dataset, sentences = load_sentence_corpus(corpus, config.max_sentences)
     vectors = load_word_vectors(config.word_vectors) if config.word_vectors else None
     views = config.view_pair
@@ -167,9 +175,13 @@ def train_multiview(config: MultiViewConfig) -> dict:
     if config.training.max_steps == 0:  # the control: the untrained encoders
         run = TrainResult(0, 0.0, [])
     else:
-        loss = MultiViewBilinearLoss(model, context_size=config.context_size)
+        # Under DDP each rank takes its own block of consecutive sentences and scores it against every rank's:
+        # the labels are corpus positions, so contexts stay exact across blocks.
+        loss = MultiViewBilinearLoss(model, context_size=config.context_size, gather_across_devices=is_distributed())
         run = train(model, loss, dataset, replace(config.training, output_dir=str(output / "checkpoints")),
                     batch_sampler=ContextBlockBatchSampler)
+    if not is_main_process():  # the other ranks of a torchrun/accelerate job: rank 0 saves, evaluates and writes
+        return {}
     model.save(str(output))
 
     after = {}
@@ -191,7 +203,9 @@ def train_multiview(config: MultiViewConfig) -> dict:
         "train": run.summary(),
         "after": after,
     }
-    return write_run_results(output, results, run)
+    results = write_run_results(output, results, run)
+    publish(output, config.push_to_hub)
+    return results
 
 
 def main(argv: list[str] | None = None) -> dict:

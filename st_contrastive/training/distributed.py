@@ -9,6 +9,8 @@ from the environment, so they are known before the trainer has created the proce
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 def world_size() -> int:
@@ -21,6 +23,32 @@ def is_distributed() -> bool:
     return world_size() > 1
 
 
+def has_accelerator() -> bool:
+    """Whether torch sees a GPU (CUDA, XPU or MPS); without one, training says ``use_cpu`` outright."""
+    import torch
+
+    return (torch.cuda.is_available() or (hasattr(torch, "xpu") and torch.xpu.is_available())
+            or torch.backends.mps.is_available())
+
+
 def is_main_process() -> bool:
     """Whether this is global rank 0, the process that evaluates, saves the model and writes results."""
     return int(os.environ.get("RANK", "0")) == 0
+
+
+@contextmanager
+def main_process_first() -> Iterator[None]:
+    """Run the block on global rank 0 first and on the other ranks once it is done, so that they read what rank 0
+    wrote (a parse cache, a trained tokenizer) instead of writing the same files at once. One process: just run it.
+
+    It joins the process group through accelerate's ``PartialState``, which the trainer's arguments then reuse.
+    Global, not per node: on several nodes the output folder is expected on a shared filesystem.
+    """
+    if not is_distributed():
+        yield
+        return
+    from accelerate import PartialState
+
+    # cpu=True without a GPU, as the trainer's arguments say it: otherwise accelerate would not join the processes.
+    with PartialState(cpu=not has_accelerator()).main_process_first():
+        yield

@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, fields
 
+from st_contrastive.training.distributed import has_accelerator
+
 
 @dataclass
 class TrainSettings:
@@ -45,7 +47,7 @@ class TrainSettings:
 
         logging_steps = max(1, min(10, self.max_steps // 20)) if self.max_steps > 0 else 10
         extra = {"batch_sampler": batch_sampler} if batch_sampler is not None else {}
-        if not _has_accelerator():
+        if not has_accelerator():
             # Said outright on a machine without GPUs: accelerate then joins torchrun's processes (gloo) instead of
             # letting each train alone, and transformers allows bf16 (CPU autocast) instead of refusing it.
             extra["use_cpu"] = True
@@ -72,13 +74,6 @@ class TrainSettings:
             report_to="none",
             **extra,
         )
-
-
-def _has_accelerator() -> bool:
-    import torch
-
-    return (torch.cuda.is_available() or (hasattr(torch, "xpu") and torch.xpu.is_available())
-            or torch.backends.mps.is_available())
 
 
 class RecipeConfig:

@@ -2,7 +2,8 @@
 
 sentence-transformers 6.x optimizes a loss's own parameters (an MLM head, a classifier, a bilinear matrix) but
 does not save them in checkpoints, restore them on resume, clip them with ``max_grad_norm``, or average their
-gradients across DDP ranks. This trainer does all four, for any loss. It also tells a sampling collator each new
+gradients across DDP ranks. This trainer does all four, for any loss, and starts every rank from rank 0's copy of
+them. It also tells a sampling collator each new
 epoch, lets it check the model before training, and gives evaluation its fixed-randomness copy.
 """
 
@@ -28,6 +29,7 @@ class ContrastiveTrainer(SentenceTransformerTrainer):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.add_callback(_EpochToCollator(self))
+        self.add_callback(_LossParametersFromRankZero(self))
         check_model = getattr(self.data_collator, "check_model", None)
         if check_model is not None:  # e.g. spans longer than the model takes: an error now, not mid-training
             check_model(self.model)
@@ -126,6 +128,26 @@ def average_gradients_across_ranks(params: list[nn.Parameter]) -> None:
         grad = p.grad if p.grad is not None else torch.zeros_like(p)
         dist.all_reduce(grad, op=dist.ReduceOp.SUM)
         p.grad = grad.div_(dist.get_world_size())
+
+
+def broadcast_from_rank_zero(params: list[nn.Parameter]) -> None:
+    """Copy rank 0's values of ``params`` to every rank (DDP does this for the model's parameters only)."""
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
+        return
+    with torch.no_grad():
+        for p in params:
+            dist.broadcast(p.data, src=0)
+
+
+class _LossParametersFromRankZero(TrainerCallback):
+    """Loss-owned parameters start equal on every rank, however each rank initialised them (a head drawn with
+    another seed); averaged gradients then keep them equal."""
+
+    def __init__(self, trainer: ContrastiveTrainer) -> None:
+        self.trainer = trainer
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        broadcast_from_rank_zero(self.trainer.loss_parameters())
 
 
 class _EpochToCollator(TrainerCallback):
