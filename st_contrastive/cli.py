@@ -41,7 +41,7 @@ COMMANDS = {
 
 # Commands that train with DDP under torchrun / accelerate launch (rank 0 evaluates and writes). The others run in
 # one process: the sweeps, the chain and the active-learning loop read back files that only rank 0 writes.
-DISTRIBUTED_COMMANDS = ("declutr", "simcse", "supcon", "multiview")
+DISTRIBUTED_COMMANDS = ("declutr", "simcse", "supcon", "multiview", "pretrain-mlm")
 
 
 def usage() -> str:

@@ -79,3 +79,20 @@ def test_multiview_recipe_under_torchrun_parses_once(tmp_path):
     assert len(ids) == len(set(ids)) == results["config"]["sentences"] > 20
     model = SentenceTransformer(str(output), device="cpu", trust_remote_code=True)
     assert model.encode(["A new sentence to parse."]).shape == (1, 24)
+
+
+@pytest.mark.skipif(shutil.which("torchrun", path=str(BIN)) is None, reason="torchrun is not installed")
+def test_pretrain_mlm_under_torchrun_shares_one_tokenizer_and_one_stop(tmp_path):
+    output = tmp_path / "mlm"
+    # --max-minutes ends the run after its first step; rank 0's clock decides for both ranks, else one would wait
+    # forever for the other's gradients (the launcher's timeout would end the test).
+    done = _launch([str(BIN / "torchrun"), "--standalone", "--nproc_per_node", "2"], [
+        "pretrain-mlm", "--corpus", "wiki", "--max-documents", "20", "--output", str(output), "--vocab-size", "800",
+        "--hidden-size", "32", "--num-layers", "1", "--num-heads", "2", "--max-seq-length", "64", "--batch-size", "4",
+        "--max-steps", "1000", "--max-minutes", "0.0001", "--eval-blocks", "16", "--save-steps", "500"], tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads((output / "pretraining.json").read_text())
+    assert results["world_size"] == 2 and results["stopped_by_max_minutes"] and results["steps_done"] == 1
+    assert done.stdout.count("saved to") == 1  # rank 0 alone printed the table
+    # One tokenizer, trained by rank 0: the WordPiece training log appears once.
+    assert (output / "tokenizer.json").exists() and done.stderr.count("Training a WordPiece tokenizer") == 1

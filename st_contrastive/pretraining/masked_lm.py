@@ -29,6 +29,13 @@ from transformers import (
 
 from st_contrastive.models.masked_lm_head import mask_tokens
 from st_contrastive.pretraining.wordpiece import train_wordpiece_tokenizer
+from st_contrastive.training.distributed import (
+    agree_with_rank_zero,
+    has_accelerator,
+    is_main_process,
+    main_process_first,
+    world_size,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -92,14 +99,15 @@ class HeldOutLossLog(TrainerCallback):
         self.log: list[dict] = []
 
     def on_step_end(self, args, state, control, **kwargs):
-        if state.global_step % self.every == 0:
+        if state.is_world_process_zero and state.global_step % self.every == 0:
             loss, mask_loss = held_out_mlm_losses(self.model, self.batches, self.mask_token_id)
             self.log.append({"step": state.global_step, "loss": loss, "mask_token_loss": mask_loss})
             logger.info("step %d: held-out MLM loss %.3f, [MASK]-token loss %.3f", state.global_step, loss, mask_loss)
 
 
 class StopAfterMinutes(TrainerCallback):
-    """Stop training once ``minutes`` of wall-clock have passed since training began."""
+    """Stop training once ``minutes`` of wall-clock have passed since training began. Under torchrun / accelerate
+    rank 0's clock decides for every rank: a rank that stopped alone would leave the others waiting for it."""
 
     def __init__(self, minutes: float):
         self.seconds = minutes * 60
@@ -110,7 +118,7 @@ class StopAfterMinutes(TrainerCallback):
         self.start = time.monotonic()
 
     def on_step_end(self, args, state, control, **kwargs):
-        if time.monotonic() - self.start >= self.seconds:
+        if agree_with_rank_zero(time.monotonic() - self.start >= self.seconds, args.device):
             control.should_training_stop = self.stopped = True
 
 
@@ -249,19 +257,24 @@ def pretrain_masked_lm(
     documents = documents.select_columns(["text"])
     checkpoints = output_dir / "checkpoints"
     settings_file = output_dir / "pretraining_settings.json"
-    if resume:
-        tokenizer = resume_settings(settings_file, settings, len(documents))
-    if tokenizer is None:
-        logger.info("Training a WordPiece tokenizer (vocab %d) on %d documents", vocab_size, len(documents))
-        tokenizer = train_wordpiece_tokenizer(
-            (text for text in documents["text"]), vocab_size=vocab_size, model_max_length=max_seq_length
-        )
+    # Under torchrun / accelerate rank 0 trains and saves the tokenizer; the other ranks then load that one.
+    with main_process_first():
+        if resume:
+            tokenizer = resume_settings(settings_file, settings, len(documents))
+        elif not is_main_process():
+            tokenizer = BertTokenizerFast.from_pretrained(output_dir)
+        else:
+            if tokenizer is None:
+                logger.info("Training a WordPiece tokenizer (vocab %d) on %d documents", vocab_size, len(documents))
+                tokenizer = train_wordpiece_tokenizer(
+                    (text for text in documents["text"]), vocab_size=vocab_size, model_max_length=max_seq_length
+                )
+            # Written before training, so an interrupted run can be resumed with the very same tokenizer.
+            output_dir.mkdir(parents=True, exist_ok=True)
+            tokenizer.save_pretrained(output_dir)
+            settings_file.write_text(json.dumps({**settings, "vocab_size": len(tokenizer),
+                                                 "documents": len(documents)}, indent=2) + "\n")
     settings["vocab_size"] = len(tokenizer)
-    if not resume:
-        # Written before training, so an interrupted run can be resumed with the very same tokenizer.
-        output_dir.mkdir(parents=True, exist_ok=True)
-        tokenizer.save_pretrained(output_dir)
-        settings_file.write_text(json.dumps({**settings, "documents": len(documents)}, indent=2) + "\n")
 
     # Tokenize once; special tokens are added per block when packing.
     def tokenize(batch):
@@ -311,7 +324,9 @@ def pretrain_masked_lm(
         weight_decay=0.01,
         optim="adamw_torch",
         bf16=bf16,
-        use_cpu=bf16 and not torch.cuda.is_available(),  # transformers refuses CPU bf16 unless told to use the CPU
+        # Said outright without a GPU: transformers refuses CPU bf16 otherwise, and accelerate would not join the
+        # processes of a torchrun launch.
+        use_cpu=not has_accelerator(),
         logging_steps=logging_steps or max(1, min(50, max_steps // 20)),
         remove_unused_columns=False,  # the collator needs the block numbers
         save_strategy="steps",
@@ -338,6 +353,8 @@ def pretrain_masked_lm(
         logger.info("No checkpoint in %s yet: starting from step 0 with the saved tokenizer", checkpoints)
     train_output = trainer.train(resume_from_checkpoint=True if resume_from else None)
     train_seconds = time.monotonic() - train_started
+    if not is_main_process():  # the other ranks of a torchrun/accelerate job: rank 0 measures and saves
+        return {}
     loss_after, mask_loss_after = held_out_mlm_losses(model, held_out, tokenizer.mask_token_id)
 
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -361,6 +378,7 @@ def pretrain_masked_lm(
         "train_seconds": train_seconds,
         "wall_seconds": time.monotonic() - started,
         "parameters": sum(p.numel() for p in mlm.parameters()),
+        "world_size": world_size(),  # processes that trained together; each took batch_size blocks per step
         "settings": settings,
         "data": data,
         "train_loss_log": logged,

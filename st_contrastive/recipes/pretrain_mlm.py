@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--num-heads", type=int, default=4, help="attention heads")
 
     train = parser.add_argument_group("training")
-    train.add_argument("--batch-size", type=int, default=32, help="blocks per step")
+    train.add_argument("--batch-size", type=int, default=32, help="blocks per step and process")
     train.add_argument("--learning-rate", type=float, default=5e-4, help="peak AdamW learning rate")
     train.add_argument("--warmup-ratio", type=float, default=0.06, help="fraction of --max-steps for linear warm-up")
     train.add_argument("--max-steps", type=int, default=10_000, help="optimizer steps; the LR decays to 0 at this step")
@@ -129,7 +129,8 @@ def main(argv: list[str] | None = None) -> dict:
         save_steps=args.save_steps,
         resume=args.resume,
     )
-    print_results(results, args)
+    if results:  # under torchrun / accelerate only rank 0 returns them
+        print_results(results, args)
     return results
 
 
@@ -140,7 +141,8 @@ def print_results(results: dict, args: argparse.Namespace) -> None:
         ("corpus", f"{args.corpus}: {data['documents']} docs, {data['tokens']:,} tokens"),
         ("parameters", f"{r['parameters']:,}"),
         ("steps done", f"{r['steps_done']} of {args.max_steps}{stopped}"),
-        ("train loss (mean / last logged)", f"{r['train_loss_mean']:.3f} / {r['train_loss_last_logged']:.3f}"),
+        ("train loss (mean / last logged)",  # nothing logged yet when --max-minutes stops before the first log
+         f"{r['train_loss_mean']:.3f} / " + (f"{last:.3f}" if (last := r["train_loss_last_logged"]) is not None else "-")),
         ("held-out MLM loss before -> after", f"{r['held_out_loss_before']:.3f} -> {r['held_out_loss_after']:.3f}"),
         ("held-out perplexity before -> after",
          f"{r['held_out_perplexity_before']:.1f} -> {r['held_out_perplexity_after']:.1f}"),
@@ -148,7 +150,8 @@ def print_results(results: dict, args: argparse.Namespace) -> None:
          f"{r['held_out_mask_token_loss_after']:.3f} | {r['held_out_mask_token_loss_unigram']:.3f}"),
         ("[MASK]-token loss every --save-steps",
          ", ".join(f"{e['step']}: {e['mask_token_loss']:.2f}" for e in r["held_out_log"]) or "-"),
-        ("wall time", f"{r['wall_seconds'] / 60:.1f} min ({r['train_seconds'] / 60:.1f} min training)"),
+        ("wall time", f"{r['wall_seconds'] / 60:.1f} min ({r['train_seconds'] / 60:.1f} min training"
+                      + (f" on {r['world_size']} processes)" if r["world_size"] > 1 else ")")),
         ("saved to", f"{args.output} (pretraining.json beside it)"),
     ]  # fmt: skip
     width = max(len(name) for name, _ in rows)

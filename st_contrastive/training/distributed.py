@@ -36,6 +36,19 @@ def is_main_process() -> bool:
     return int(os.environ.get("RANK", "0")) == 0
 
 
+def agree_with_rank_zero(decision: bool, device) -> bool:
+    """Rank 0's ``decision`` on every rank (a stop on a wall-clock limit, which each rank's clock would judge a
+    little differently); ``device`` is where the backend wants the flag (a GPU for NCCL). One process: its own."""
+    import torch
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
+        return decision
+    flag = torch.tensor([int(decision)], device=device)
+    dist.broadcast(flag, src=0)
+    return bool(flag.item())
+
+
 @contextmanager
 def main_process_first() -> Iterator[None]:
     """Run the block on global rank 0 first and on the other ranks once it is done, so that they read what rank 0
