@@ -89,3 +89,14 @@ def test_single_process_commands_refuse_a_distributed_launch(tmp_path):
     assert done.returncode == 1
     assert "runs in one process; launch it without torchrun/accelerate" in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "sweep").exists()
+
+
+def test_comparisons_refuse_push_to_hub_before_training(tmp_path):
+    """An ablation, a sweep or a chain would publish each of its runs to the one repository."""
+    for command in ("declutr-ablation", "supcon-sweep", "chain"):
+        done = run_cli(command, "--model", "base", "--output", "out", "--push-to-hub", "me/model", cwd=tmp_path)
+        assert done.returncode == 2, (command, done.stderr)
+        assert done.stderr.splitlines()[-2] == (
+            f"st-contrastive {command}: error: --push-to-hub publishes one run, and this command trains several to "
+            "compare them: publish the one you pick with `st-contrastive push OUTPUT/RUN --repo-id USER/NAME`")
+        assert "Traceback" not in done.stderr and "TORCH False" in done.stderr and not (tmp_path / "out").exists()

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from st_contrastive.recipes.declutr import DeCLUTRConfig
 from st_contrastive.recipes.declutr import build_parser as declutr_parser
+from st_contrastive.recipes.push import refuse_push_in_comparison
 
 ARMS = ("declutr", "supcon", "declutr+supcon")
 
@@ -38,6 +39,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--eval-max-rows", type=int, default=None, help="seeded subset of at most this many rows per "
                         "transfer task (STS is always evaluated in full; unset: all)")
     args, declutr_options = parser.parse_known_args(argv)
+    refuse_push_in_comparison(parser, declutr_options)
     declutr = DeCLUTRConfig.from_args(declutr_parser().parse_args(declutr_options))
     # Imported here, not at the top: the parsers must build without torch (instant --help).
     from sentence_transformers import SentenceTransformer

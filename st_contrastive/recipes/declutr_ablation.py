@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from st_contrastive.recipes.declutr import DeCLUTRConfig, build_parser, train_declutr
+from st_contrastive.recipes.push import refuse_push_in_comparison
 
 VARIANTS = {
     "mlm-only": {"contrastive_weight": 0.0},
@@ -49,6 +50,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=["mlm-only", "contrastive-only",
                         "declutr"], help="what to train from the base (the base itself is always evaluated)")
     args, declutr_options = parser.parse_known_args(argv)
+    refuse_push_in_comparison(parser, declutr_options)
     base = DeCLUTRConfig.from_args(build_parser().parse_args(declutr_options))
     # Imported here, not at the top: the parsers must build without torch (instant --help).
     from sentence_transformers import SentenceTransformer

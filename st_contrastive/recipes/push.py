@@ -21,6 +21,14 @@ def add_push_argument(parser: argparse.ArgumentParser) -> None:
                         help="publish the finished run to this Hugging Face Hub repository (see st-contrastive push)")
 
 
+def refuse_push_in_comparison(parser: argparse.ArgumentParser, options: list[str]) -> None:
+    """A comparison (ablation, sweep, chain) passes its other options to each of its runs: ``--push-to-hub`` would
+    publish every run to one repository, so it stops here, before any training."""
+    if any(option.split("=")[0] == "--push-to-hub" for option in options):
+        parser.error("--push-to-hub publishes one run, and this command trains several to compare them: publish "
+                     "the one you pick with `st-contrastive push OUTPUT/RUN --repo-id USER/NAME`")
+
+
 def publish(run_dir, repo_id: str | None) -> None:
     """What a recipe does with ``--push-to-hub`` when its run is written: upload it (nothing without a repo id)."""
     if not repo_id:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from st_contrastive.default_model import default_model
 from st_contrastive.evaluation import averages, expand_tasks, main_score
+from st_contrastive.recipes.push import refuse_push_in_comparison
 from st_contrastive.recipes.supcon_nli import SupConNLIConfig, build_parser, train_supcon_nli
 
 BASELINE = "ce-only"
@@ -59,6 +60,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--skip-base", action="store_true", help="do not evaluate the untrained base")
     parser.add_argument("--rerun", action="store_true", help="retrain variants that already have results")
     args, supcon_options = parser.parse_known_args(argv)
+    refuse_push_in_comparison(parser, supcon_options)
     swept = {"--supcon-weight", "--positives", "--negatives"} & {option.split("=")[0] for option in supcon_options}
     if swept:
         parser.error(f"{', '.join(sorted(swept))} are swept: use --weights and --candidates")
