@@ -7,6 +7,8 @@ import gzip
 import itertools
 import json
 import os
+from pathlib import Path
+from types import SimpleNamespace
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -64,3 +66,22 @@ def parsed_books(tmp_path_factory) -> str:
     output = folder / "cache" / "parsed.jsonl.gz"  # a folder that does not exist yet
     parse_corpus(corpus, output, make_parser("spacy"))
     return str(output)
+
+
+@pytest.fixture()
+def fake_hub(monkeypatch) -> dict:
+    """The Hub's two HTTP calls replaced by a record of what they were asked (the rest is the real code path)."""
+    calls = {}
+
+    def create_repo(self, repo_id, **kwargs):
+        calls["created"] = (repo_id, kwargs.get("private"), kwargs.get("exist_ok"))
+        return SimpleNamespace(repo_id=repo_id)
+
+    def upload_folder(self, repo_id, folder_path, **kwargs):
+        calls["uploaded"] = sorted(path.name for path in Path(folder_path).iterdir())
+        calls["card"] = (Path(folder_path) / "README.md").read_text()
+        return SimpleNamespace(commit_url=f"https://huggingface.co/{repo_id}/commit/0")
+
+    monkeypatch.setattr("huggingface_hub.HfApi.create_repo", create_repo)
+    monkeypatch.setattr("huggingface_hub.HfApi.upload_folder", upload_folder)
+    return calls

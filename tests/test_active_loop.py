@@ -139,6 +139,37 @@ def test_the_command_line_refuses_a_bad_label_file_in_one_line(dataset_csv, base
     assert str(exit_info.value).count("\n") == 0 and "line 2: unknown label 'nope'" in str(exit_info.value)
 
 
+def test_labelled_by_hand_then_published_with_its_head(dataset_csv, base_model, tmp_path, fake_hub):
+    """The human loop through the command line, ending with --resume --push-to-hub: the card says what the model
+    was trained on and scored, and shows how to load the classifier head."""
+    output = tmp_path / "run"
+    arm = output / "arms" / "ce-entropy-seed0"
+    cli_main(["active", "--dataset", dataset_csv, "--model", base_model, "--objective", "ce", "--seeds", "1",
+              "--oracle", "human", "--initial", "0.25", "--step", "0.25", "--budget", "0.5", "--output", str(output),
+              "--epochs", "1", "--min-steps", "2", "--batch-size", "4"])
+    fill(arm / "queries-round-000.csv", GOLD)
+    cli_main(["active", "--resume", str(output), "--push-to-hub", "me/questions"])  # trains round 0, asks again
+    assert "created" not in fake_hub  # nothing published while labels are awaited
+    fill(arm / "queries-round-001.csv", GOLD)
+    cli_main(["active", "--resume", str(output), "--push-to-hub", "me/questions"])
+    card, results = fake_hub["card"], json.loads((arm / "model" / "results.json").read_text())
+    last_round = ArmState.load(arm).rounds[-1]
+    assert fake_hub["created"][0] == "me/questions" and {"classifier", "modules.json"} <= set(fake_hub["uploaded"])
+    assert results["config"]["labelled"] == last_round["labelled"] == 12
+    assert "12 labelled rows of" in card and "of a 24-row pool), chosen by entropy acquisition over 2 rounds" in card
+    assert f"| questions test |  | {last_round['accuracy']:.2f} |  |" in card and "12 labelled rows of `questions`" in card
+    assert 'LabelClassifier.load("me/questions", subfolder="classifier")' in card and "['HUM', 'LOC', 'NUM']" in card
+    assert '"objective": "ce"' in card and "chauhan2022scale" in card
+
+
+def test_push_to_hub_of_several_arms_is_refused_before_any_work(dataset_csv, base_model, tmp_path):
+    with pytest.raises(SystemExit) as exit_info:
+        cli_main(["active", "--dataset", dataset_csv, "--model", base_model, "--objective", "ce", "supcon-ce",
+                  "--seeds", "1", "--output", str(tmp_path / "run"), "--push-to-hub", "me/questions"])
+    assert "--push-to-hub publishes one model and this run has 2 arms" in str(exit_info.value)
+    assert str(exit_info.value).count("\n") == 0 and not (tmp_path / "run").exists()
+
+
 def test_resume_after_a_crash_continues_exactly(dataset_csv, base_model, tmp_path, monkeypatch):
     uninterrupted = loop_module.run_active_learning(config(dataset_csv, base_model, tmp_path / "a"), progress=False)
     calls = []

@@ -5,8 +5,6 @@ calls are replaced by a local record; nothing touches the network)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 import torch
@@ -52,25 +50,6 @@ def test_upload_folder_is_the_model_without_checkpoints(supcon_run):
     texts = ["A dog runs in the park.", "Nobody is outside."]
     torch.testing.assert_close(SentenceTransformer(str(folder), device="cpu").encode(texts, convert_to_tensor=True),
                                SentenceTransformer(str(supcon_run), device="cpu").encode(texts, convert_to_tensor=True))
-
-
-@pytest.fixture()
-def fake_hub(monkeypatch) -> dict:
-    """The Hub's two HTTP calls replaced by a record of what they were asked (the rest is the real code path)."""
-    calls = {}
-
-    def create_repo(self, repo_id, **kwargs):
-        calls["created"] = (repo_id, kwargs.get("private"), kwargs.get("exist_ok"))
-        return SimpleNamespace(repo_id=repo_id)
-
-    def upload_folder(self, repo_id, folder_path, **kwargs):
-        calls["uploaded"] = sorted(path.name for path in Path(folder_path).iterdir())
-        calls["card"] = (Path(folder_path) / "README.md").read_text()
-        return SimpleNamespace(commit_url=f"https://huggingface.co/{repo_id}/commit/0")
-
-    monkeypatch.setattr("huggingface_hub.HfApi.create_repo", create_repo)
-    monkeypatch.setattr("huggingface_hub.HfApi.upload_folder", upload_folder)
-    return calls
 
 
 def test_push_uploads_that_folder_through_sentence_transformers(supcon_run, fake_hub):

@@ -101,6 +101,7 @@ def run_arm(config, data, base_model: str, objective: str, acquisition: str, see
         record, acquired = _evaluate_and_acquire(config, data, model, state, sizes, acquisition, seed, folder)
         record |= {"train_seconds": round(train_seconds, 2)}
         _finish_round(state, record, acquired, folder, model)
+        _describe_model(folder / "model", config, data, state, base_model)
         logger.info("%s round %d: %d labelled, accuracy %s, %.0f s training, %.0f s acquiring", folder.name,
                     round_number, record["labelled"], record.get("accuracy"), train_seconds, record["acquire_seconds"])
         bar.update(1)
@@ -180,6 +181,32 @@ def _finish_round(state: ArmState, record: dict, acquired: Pending | None, folde
     state.rounds.append(record)
     state.pending = acquired
     state.save(folder)
+
+
+def _describe_model(model_dir: Path, config, data, state: ArmState, base_model: str) -> None:
+    """``results.json`` beside the round's model: what it was trained on and scored, for its model card
+    (``st-contrastive push`` / ``--push-to-hub``)."""
+    from dataclasses import asdict
+
+    from st_contrastive.active.objectives import round_steps
+
+    record = state.rounds[-1]
+    metrics = {k: record[k] for k in ("accuracy", "f1_macro") if k in record}
+    dataset = Path(config.dataset).stem if Path(config.dataset).is_file() else config.dataset  # no local paths
+    training = asdict(config.training)
+    loss = {"objective": state.objective, "supcon_weight": training["supcon_weight"] if state.objective == "supcon-ce"
+            else 0.0, "temperature": training["temperature"], "dropout_rates": training["dropout_rates"]}
+    results = {
+        "method": "active",
+        "model": base_model,
+        "labels": data.label_names,
+        "config": {"dataset": dataset, "acquisition": state.acquisition, "seed": state.seed,
+                   "labelled": len(state.labelled), "pool": len(data.train_texts), "rounds": len(state.rounds),
+                   "training": training},
+        "train": {"steps": round_steps(len(state.labelled), config.training), "loss": loss},
+        "after": {f"{dataset} test": metrics} if metrics else {},
+    }
+    (model_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n")
 
 
 def metric_rows(state: ArmState, pool: int) -> list[dict]:

@@ -30,6 +30,8 @@ class Method:
     name: str
     paper: str
     loss: str
+    evaluation: str = ("Spearman × 100 for STS (SICK-R: Pearson, as SentEval), test accuracy × 100 for transfer tasks "
+                       "(logistic regression on frozen embeddings), as measured by the run:")
 
     @property
     def citation(self) -> str:
@@ -51,6 +53,10 @@ METHODS = {
     "multiview": Method("multi-view structured encoders (contrasting distinct structured views)",
                         "[Simoulin and Crabbé, EACL SRW 2021](https://hal.science/hal-03601428)",
                         "MultiViewBilinearLoss"),
+    "active": Method("SCALe active learning (label-based SupCon + cross-entropy over dropout views)",
+                     "Chauhan et al., *SCALe: Supervised Contrastive approach for Active Learning*, University of Wisconsin-Madison", "SCALeLoss",
+                     "Accuracy × 100 of the classifier head on the dataset's test split after the last round "
+                     "(macro F1 is in `results.json`):"),
 }
 
 SBERT_CITATION = (
@@ -75,6 +81,9 @@ def training_data(results: dict) -> str:
         return f"{config['pairs']:,} NLI pairs of `{config['train']}`"
     if "sentences" in config and "documents" in config:
         return f"{config['sentences']:,} sentences cut from `{config['documents']}`"
+    if "labelled" in config:
+        return (f"{config['labelled']:,} labelled rows of `{config['dataset']}` (of a {config['pool']:,}-row pool), "
+                f"chosen by {config['acquisition']} acquisition over {config['rounds']} rounds")
     if "parsed_corpus" in config:
         return f"{config['sentences']:,} parsed sentences of `{config['parsed_corpus']}` in reading order"
     return "see `results.json`"
@@ -128,7 +137,12 @@ def model_card(model_dir: str | Path, repo_id: str) -> str:
         front.append(f"base_model: {base}")
     front.append("---")
     load = f'SentenceTransformer("{repo_id}"' + (", trust_remote_code=True)" if remote else ")")
-    install = "pip install st-contrastive sentence-transformers" if remote else "pip install sentence-transformers"
+    labels = results.get("labels")  # an active-learning model: its classifier head is in classifier/
+    head = ["", "from st_contrastive.models import LabelClassifier", "",
+            f'head = LabelClassifier.load("{repo_id}", subfolder="classifier")',
+            f"print(head.predict(embeddings))  # one of {labels}"] if labels else []
+    install = ("pip install st-contrastive sentence-transformers" if remote or labels
+               else "pip install sentence-transformers")
     remote_note = ("\nThis model contains modules of the st-contrastive plugin (its view encoders): it loads only "
                    "with the plugin installed and `trust_remote_code=True`.\n" if remote else "")
     world = train.get("world_size", 1)
@@ -140,7 +154,7 @@ def model_card(model_dir: str | Path, repo_id: str) -> str:
          "sentence-transformers plugin (`pip install st-contrastive`)."), remote_note,
         "## Usage", "", "```bash", install, "```", "", "```python", "from sentence_transformers import SentenceTransformer",
         "", f"model = {load}", 'embeddings = model.encode(["A man is playing a guitar.", "Someone plays an instrument."])',
-        "print(model.similarity(embeddings, embeddings))", "```", "",
+        "print(model.similarity(embeddings, embeddings))", *head, "```", "",
         "## Training", "",
         f"- **Method:** {method.name}, {method.paper}",
         f"- **Base model:** `{base}`",
@@ -150,8 +164,7 @@ def model_card(model_dir: str | Path, repo_id: str) -> str:
         + (f", learning rate {training['learning_rate']:g}" if "learning_rate" in training else ""),
         "",
         "## Evaluation", "",
-        ("Spearman × 100 for STS (SICK-R: Pearson, as SentEval), test accuracy × 100 for transfer tasks "
-         "(logistic regression on frozen embeddings), as measured by the run:"), "",
+        method.evaluation, "",
         evaluation_table(results), "",
         "## Citation", "", "```bibtex", method.citation, "", SBERT_CITATION, "```", "",
     ]

@@ -4,7 +4,7 @@ pre-training and SetFit on the same labelled sets.
     st-contrastive active --dataset trec --objective supcon-ce ce --acquisition random entropy --seeds 3 \\
         --reference setfit --output runs/al-trec
     st-contrastive active --dataset my_texts.csv --oracle human --output runs/my-labels   # writes a file to label
-    st-contrastive active --resume runs/my-labels                                        # after filling it in
+    st-contrastive active --resume runs/my-labels --push-to-hub me/my-classifier         # after filling it in
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ from pathlib import Path
 
 from st_contrastive.active.config import ACQUISITIONS, OBJECTIVES, REFERENCES, ActiveLearningConfig, RoundTraining
 from st_contrastive.data_dir import SHARED_TEXT_CLASSIFICATION
+from st_contrastive.publishing.upload import check_repo_id
 from st_contrastive.recipes.help_format import DefaultsHelpFormatter
 from st_contrastive.recipes.input_checks import require_source
+from st_contrastive.recipes.push import add_push_argument, publish
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--siamese-repeats", type=int, default=training.siamese_repeats,
                        help="pairs per sentence and label relation (siamese)")
     group.add_argument("--max-seq-length", type=int, default=training.max_seq_length, help="tokens per text")
+    add_push_argument(parser)  # also with --resume: publish the model of the last round once the budget is reached
     return parser
 
 
@@ -86,11 +89,13 @@ def config_from_args(args: argparse.Namespace) -> ActiveLearningConfig:
     return ActiveLearningConfig(**values, training=training)
 
 
-def run(config: ActiveLearningConfig) -> list[dict]:
-    """Check, run or continue every arm, then write the metrics, the table and the plots."""
+def run(config: ActiveLearningConfig, push_to_hub: str | None = None) -> list[dict]:
+    """Check, run or continue every arm, then write the metrics, the table and the plots; with ``push_to_hub``
+    publish the last round's model of the run's one arm."""
     config.check()
     require_source(config.dataset, "--dataset", tuple(SHARED_TEXT_CLASSIFICATION))
     require_source(config.model, "--model")
+    model_dir = published_model(config, push_to_hub) if push_to_hub else None
     # Imported here, not at the top: the parser above must build without torch (instant --help).
     from st_contrastive.active.loop import run_active_learning
     from st_contrastive.active.oracle import AwaitingLabels
@@ -106,7 +111,22 @@ def run(config: ActiveLearningConfig) -> list[dict]:
     tsne = write_tsne(config)
     print(Path(paths["table"]).read_text())
     print(f"Results in {config.output}: " + ", ".join(str(p) for p in [*paths.values(), tsne] if p))
+    if model_dir:
+        publish(model_dir, push_to_hub)
     return rows
+
+
+def published_model(config: ActiveLearningConfig, repo_id: str) -> Path:
+    """The folder ``--push-to-hub`` publishes: the last round's model of the run's single arm."""
+    from st_contrastive.active.loop import arm_name
+
+    check_repo_id(repo_id, "--push-to-hub")
+    arms = len(config.objectives) * len(config.acquisitions) * config.seeds
+    if arms != 1:
+        raise ValueError(f"--push-to-hub publishes one model and this run has {arms} arms: give one --objective, "
+                         "one --acquisition and --seeds 1, or publish one arm with `st-contrastive push "
+                         f"{config.output}/arms/ARM/model --repo-id {repo_id}`")
+    return Path(config.output) / "arms" / arm_name(config.objectives[0], config.acquisitions[0], 0) / "model"
 
 
 def write_tsne(config: ActiveLearningConfig):
@@ -132,7 +152,7 @@ def write_tsne(config: ActiveLearningConfig):
 def main(argv: list[str] | None = None) -> list[dict]:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    return run(config_from_args(args))
+    return run(config_from_args(args), args.push_to_hub)
 
 
 if __name__ == "__main__":
