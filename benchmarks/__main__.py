@@ -46,6 +46,12 @@ BENCHMARKS = [
                          f"{r['cached_over_uncached_time_at_largest']:.2f}; padding sorted/one pass "
                          f"{r['padding_sorted_over_one_pass']:.2f} ({r['device']})"),
               ("--anchors", "32", "128")),
+    Benchmark("declutr_throughput", "DeCLUTR spans/s: length-sorted / unsorted mini-batches", "> 1",
+              lambda r: r["sorted_over_unsorted_spans_per_second"][r["rows"][0]["precision"]],
+              lambda r: "; ".join(f"{x['precision']} {x['setting']} {x['spans_per_second']:.0f}/s {x['peak_mib']:.0f} MiB"
+                                  for x in r["rows"]) + f" ({r['device']})",
+              ("--anchors", "16", "--max-length", "64", "--steps", "1", "--mini-batch-size", "8",
+               "--precisions", "fp32")),
     Benchmark("tree_lstm_throughput", "Tree-LSTM batched / naive per-node (child-sum)", ">= 20",
               lambda r: r["cells"]["child-sum, attention"]["batched_over_naive"],
               lambda r: "; ".join(f"{name} x{c['batched_over_naive']:.0f}" for name, c in r["cells"].items()),
