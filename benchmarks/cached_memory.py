@@ -1,11 +1,9 @@
 """Peak memory and step time of CachedDeCLUTRLoss against DeCLUTRLoss for growing batches, and the padding that
 sorting spans by length saves.
 
-Each (batch, loss) pair trains one step in a fresh process, so peaks do not mix: on a GPU the peak is
-``torch.cuda.max_memory_allocated``; on CPU it is the highest resident memory sampled every millisecond during the
-step, less what the process held just before it (model, optimizer state and batch already in place). The
-process's lifetime high-water mark (``ru_maxrss``) cannot serve: loading the corpus already sets it. The cached loss's peak should stay
-nearly flat as the batch grows; the uncached one grows with it.
+Each (batch, loss) pair trains one step in a fresh process, so peaks do not mix (peak_memory.py: allocated GPU
+memory, or resident memory sampled during the step, above what the process held before it). The cached loss's
+peak should stay nearly flat as the batch grows; the uncached one grows with it.
 
     python benchmarks/cached_memory.py [--anchors 32 64 128 256 512] [--mini-batch-size 32] [--max-length 32]
 """
@@ -15,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import threading
 import time
 from pathlib import Path
 
@@ -23,6 +20,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch
 import torch.multiprocessing as mp
+
+from benchmarks.peak_memory import peak_memory
 
 
 def _spans(model, anchors: int, max_length: int, seed: int = 0):
@@ -58,30 +57,6 @@ def padding_shares(features: list[dict], mini_batch_size: int) -> dict[str, floa
     return out
 
 
-class ResidentMemorySampler(threading.Thread):
-    """Samples this process's resident memory (``/proc/self/statm``) every millisecond and keeps the highest."""
-
-    def __init__(self) -> None:
-        super().__init__(daemon=True)
-        self.page = os.sysconf("SC_PAGE_SIZE")
-        self.peak = 0
-        self.running = True
-
-    def current(self) -> int:
-        with open("/proc/self/statm") as statm:
-            return int(statm.read().split()[1]) * self.page
-
-    def run(self) -> None:
-        while self.running:
-            self.peak = max(self.peak, self.current())
-            time.sleep(0.001)
-
-    def stop(self) -> int:
-        self.running = False
-        self.join()
-        return max(self.peak, self.current())
-
-
 def _step(rank, model_name, anchors, max_length, mini_batch_size, results) -> None:
     from sentence_transformers import SentenceTransformer
 
@@ -98,24 +73,13 @@ def _step(rank, model_name, anchors, max_length, mini_batch_size, results) -> No
         p.grad = torch.zeros_like(p)
     optimizer.step()
     optimizer.zero_grad()
-    if device == "cuda":
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-        before = torch.cuda.memory_allocated()
-    else:
-        sampler = ResidentMemorySampler()
-        before = sampler.current()
-        sampler.start()
-    start = time.perf_counter()
-    terms = loss([dict(f) for f in features])
-    sum(terms.values()).backward()
-    optimizer.step()
-    if device == "cuda":
-        torch.cuda.synchronize()
-        peak = torch.cuda.max_memory_allocated() - before
-    else:
-        peak = sampler.stop() - before
-    results[(anchors, mini_batch_size)] = {"seconds": time.perf_counter() - start, "peak_bytes": max(peak, 0),
+    with peak_memory(device) as peak:
+        start = time.perf_counter()
+        terms = loss([dict(f) for f in features])
+        sum(terms.values()).backward()
+        optimizer.step()
+        seconds = time.perf_counter() - start
+    results[(anchors, mini_batch_size)] = {"seconds": seconds, "peak_bytes": peak["bytes"],
                                            "device": device, "spans": sum(len(f["input_ids"]) for f in features),
                                            "padding": padding_shares(features, mini_batch_size or 32)}
 

@@ -11,7 +11,7 @@ ways to run the same objective on the same batches:
 
 The last two differ only in bucketing, so their ratio is what bucketing buys. Each setting trains ``--steps``
 optimizer steps (after one warm-up step) in a fresh process, so peaks do not mix; peak memory is
-``torch.cuda.max_memory_allocated`` on a GPU and the sampled resident memory on CPU (see cached_memory.py).
+``torch.cuda.max_memory_allocated`` on a GPU and the sampled resident memory on CPU (see peak_memory.py).
 
     python benchmarks/declutr_throughput.py [--anchors 64] [--max-length 128] [--mini-batch-size 32] [--steps 3]
 """
@@ -29,7 +29,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch
 import torch.multiprocessing as mp
 
-from benchmarks.cached_memory import ResidentMemorySampler, _spans
+from benchmarks.cached_memory import _spans
+from benchmarks.peak_memory import peak_memory
 
 SETTINGS = {"one pass": (0, False), "mini-batches": (None, False), "sorted mini-batches": (None, True)}
 
@@ -57,26 +58,14 @@ def _train(rank, model_name, setting, precision, args, results) -> None:
         optimizer.zero_grad()
 
     step(batches[0])  # warm-up: kernels, allocator and optimizer state in place
-    if device == "cuda":
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-        before = torch.cuda.memory_allocated()
-    else:
-        sampler = ResidentMemorySampler()
-        before = sampler.current()
-        sampler.start()
-    start = time.perf_counter()
-    for features in batches[1:]:
-        step(features)
-    if device == "cuda":
-        torch.cuda.synchronize()
-        peak = torch.cuda.max_memory_allocated() - before
-    else:
-        peak = sampler.stop() - before
-    seconds = time.perf_counter() - start
+    with peak_memory(device) as peak:
+        start = time.perf_counter()
+        for features in batches[1:]:
+            step(features)
+        seconds = time.perf_counter() - start
     spans = sum(len(f["input_ids"]) for features in batches[1:] for f in features)
     results[(setting, precision)] = {"spans_per_second": spans / seconds, "seconds": seconds, "spans": spans,
-                                     "peak_mib": max(peak, 0) / 2**20, "device": device}
+                                     "peak_mib": peak["bytes"] / 2**20, "device": device}
 
 
 def main(argv: list[str] | None = None) -> dict:
