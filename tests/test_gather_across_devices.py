@@ -1,13 +1,15 @@
 """The one cross-device gather, on a real 2-process gloo group with uneven batches: every contrastive loss gives
-the loss and gradients of the whole batch in one process."""
+the loss and gradients of the whole batch in one process, also when ranks hold different numbers of anchors with
+a positive (SupConLoss and SCALeLoss weight each rank's mean by its share)."""
 
 import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from st_contrastive.losses import nt_xent
+from st_contrastive.losses import SCALeLoss, SupConLoss, nt_xent
 from st_contrastive.losses.contrastive_core import gather_candidates, similarity_matrix, supcon
+from st_contrastive.models import LabelClassifier
 
 SIZES = (3, 2)  # rows per rank: uneven, like a last batch
 DIM = 6
@@ -20,6 +22,19 @@ def _pairs(seed: int):
 
 def _labels():
     return torch.tensor([0, 1, 0, 1, 1])
+
+
+# Labels 0 and 2 are alone in the global batch, so those anchors have no positive: rank 0 keeps 1 of its 3 anchors,
+# rank 1 both of its 2, and the mean of the ranks' means is not the mean over the batch unless weighted.
+LONELY = torch.tensor([0, 1, 2, 1, 1])
+
+
+def _label_losses(gather: bool) -> dict:
+    """SupConLoss and SCALeLoss's SupCon term on plain embeddings (they read no model for these)."""
+    supcon_loss = SupConLoss(torch.nn.Identity(), temperature=0.5, gather_across_devices=gather)
+    scale = SCALeLoss(torch.nn.Identity(), classifier=LabelClassifier(DIM, 3), temperature=0.5,
+                      gather_across_devices=gather)
+    return {"supcon": supcon_loss.compute_loss, "scale": scale.label_supcon}
 
 
 def _label_supcon(embeddings, labels, gather):
@@ -39,11 +54,17 @@ def _on_rank(rank, init_file, results):
     embeddings = _pairs(1)[0][start:end].clone().requires_grad_()
     label_loss = _label_supcon(embeddings, _labels()[start:end], gather=True)
     (label_loss * len(embeddings)).backward()
+    weighted = {}
+    for name, loss_of in _label_losses(gather=True).items():
+        rows = _pairs(2)[0][start:end].clone().requires_grad_()
+        loss = loss_of(rows, LONELY[start:end])
+        loss.backward()
+        weighted[name] = (float(loss), rows.grad)
     ids = [torch.tensor([0, -1, 1]), torch.tensor([-1, 0])][rank]  # -1: "no id", as NLISupCon's non-entailed rows
     candidates = gather_candidates(torch.zeros(len(ids), 1), ids, gather_across_devices=True, local_ids=True)
     results[rank] = {
         "anchor_grad": anchors.grad, "positive_grad": positives.grad, "embedding_grad": embeddings.grad,
-        "offset": candidates.offset, "ids": candidates.labels.tolist(),
+        "offset": candidates.offset, "ids": candidates.labels.tolist(), "weighted": weighted,
     }
     dist.destroy_process_group()
 
@@ -75,3 +96,16 @@ def test_label_supcon_gradients_equal_one_process_over_the_whole_batch(two_ranks
     (_label_supcon(embeddings, _labels(), gather=False) * len(embeddings)).backward()
     torch.testing.assert_close(torch.cat([two_ranks[r]["embedding_grad"] for r in range(2)]), embeddings.grad,
                                atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("loss_name", ["supcon", "scale"])
+def test_ranks_with_unequal_anchors_train_the_mean_over_the_batch(two_ranks, loss_name):
+    rows = _pairs(2)[0].clone().requires_grad_()
+    loss = _label_losses(gather=False)[loss_name](rows, LONELY)
+    loss.backward()
+    # DDP averages over the ranks: the mean of their losses, and each rank's gradient divided by the world size.
+    ranks = [two_ranks[r]["weighted"][loss_name] for r in range(2)]
+    assert sum(value for value, _ in ranks) / 2 == pytest.approx(float(loss), rel=1e-5)
+    torch.testing.assert_close(torch.cat([grad for _, grad in ranks]) / 2, rows.grad, atol=1e-6, rtol=1e-4)
+    # Unweighted, the ranks' mean would miss: rank 0 has one anchor with a positive, rank 1 two.
+    assert abs(sum(value / factor for (value, _), factor in zip(ranks, (2 / 3, 4 / 3))) / 2 - float(loss)) > 1e-3

@@ -11,7 +11,13 @@ import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
-from st_contrastive.losses.contrastive_core import Similarity, gather_candidates, similarity_matrix, supcon
+from st_contrastive.losses.contrastive_core import (
+    Similarity,
+    gather_candidates,
+    global_mean_factor,
+    similarity_matrix,
+    supcon,
+)
 from st_contrastive.models.dropout import dropout_rate
 from st_contrastive.models.label_classifier import LabelClassifier
 
@@ -49,7 +55,9 @@ class SCALeLoss(nn.Module):
             temperature (float): τ of SupCon. Defaults to 0.3 (the paper's).
             dropout_rates (Sequence[float]): One view per rate. Defaults to the paper's 0.0, 0.1, 0.2, 0.3, 0.4.
             similarity (str): ``"cosine"`` or ``"dot"``, computed in float32. Defaults to ``"cosine"``.
-            gather_across_devices (bool): Score local views against the views of every rank. Defaults to False.
+            gather_across_devices (bool): Score local views against the views of every rank; both terms weight
+                each rank's mean by its share of the rows, so DDP trains the mean over the global batch. Defaults
+                to False.
 
         References:
             - Chauhan, Rai, Jain and Raut, SCALe: Supervised Contrastive approach for Active Learning
@@ -141,6 +149,8 @@ class SCALeLoss(nn.Module):
             bad = int(torch.nonzero((labels < 0) | (labels >= self.num_labels))[0])
             raise ValueError(f"batch row {bad} has label {int(labels[bad])}; expected 0..{self.num_labels - 1}")
         cross_entropy = torch.stack([F.cross_entropy(self.classifier(view), labels) for view in views]).mean()
+        cross_entropy = cross_entropy * global_mean_factor(len(labels), cross_entropy.device,
+                                                           gather_across_devices=self.gather_across_devices)
         losses = {"cross_entropy": (1 - self.supcon_weight) * cross_entropy}
         if self.supcon_weight > 0:
             losses["supcon"] = self.supcon_weight * self.label_supcon(torch.cat(views), labels.repeat(len(views)))
@@ -150,8 +160,9 @@ class SCALeLoss(nn.Module):
         candidates = gather_candidates(embeddings, labels, gather_across_devices=self.gather_across_devices)
         positives = labels[:, None] == candidates.labels[None, :]
         similarities = similarity_matrix(embeddings, candidates.embeddings, self.similarity)
-        loss, _ = supcon(similarities, positives, candidates.not_self(len(embeddings)), self.temperature)
-        return loss
+        loss, dropped = supcon(similarities, positives, candidates.not_self(len(embeddings)), self.temperature)
+        return loss * global_mean_factor(len(embeddings) - dropped, loss.device,
+                                         gather_across_devices=self.gather_across_devices)
 
     def get_config_dict(self) -> dict[str, Any]:
         return {

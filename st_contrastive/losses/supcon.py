@@ -10,7 +10,13 @@ import torch
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
-from st_contrastive.losses.contrastive_core import Similarity, gather_candidates, similarity_matrix, supcon
+from st_contrastive.losses.contrastive_core import (
+    Similarity,
+    gather_candidates,
+    global_mean_factor,
+    similarity_matrix,
+    supcon,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +42,8 @@ class SupConLoss(nn.Module):
             similarity (str): ``"cosine"`` or ``"dot"``; computed in float32 even under autocast. Defaults to
                 ``"cosine"``.
             gather_across_devices (bool): Score local anchors against the sentences of every rank (negatives grow
-                with the number of devices). Defaults to False.
+                with the number of devices); each rank's mean is weighted by its share of the anchors that have a
+                positive, so DDP trains the mean over the global batch. Defaults to False.
 
         References:
             - Khosla et al., Supervised Contrastive Learning, NeurIPS 2020: https://arxiv.org/abs/2004.11362
@@ -95,7 +102,9 @@ class SupConLoss(nn.Module):
         loss, dropped = supcon(similarities, positives, candidates.not_self(len(embeddings)), self.temperature)
         if dropped == len(embeddings):
             logger.warning("No sentence in this batch shares its label with another: SupCon term is zero.")
-        return loss
+        # Ranks hold different numbers of anchors with a positive (a label alone in the global batch has none).
+        return loss * global_mean_factor(len(embeddings) - dropped, loss.device,
+                                         gather_across_devices=self.gather_across_devices)
 
     def get_config_dict(self) -> dict[str, Any]:
         return {
