@@ -1,7 +1,8 @@
 """Two DDP ranks (gloo, CPU) with B/2 rows each train exactly what one process with B rows trains, through the
 real trainer: the same logged losses and the same parameters after several steps, for DeCLUTR (NT-Xent + MLM),
 SupCon + CE on NLI and the multi-view context loss, with the loss-owned heads (MLM head, classifier, bilinear W)
-identical on both ranks."""
+identical on both ranks; and two ranks running GradCache (the cached DeCLUTR and NLI losses) train what one process
+trains with the plain loss."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import torch
 import torch.multiprocessing as mp
 
 # Documents; NLI rows (SNLI premises come in groups of 3); consecutive sentences (two blocks of 8).
-GLOBAL_BATCH = {"declutr": 4, "nli": 12, "multiview": 16}
+GLOBAL_BATCH = {"declutr": 4, "nli": 12, "multiview": 16, "declutr-cached": 4, "nli-cached": 12}
 STEPS = 3
 # Float32 sums taken in another order (two ranks, all-reduce) differ in the last bits; this bounds their drift.
 TOLERANCE = {"atol": 2e-5, "rtol": 1e-4}
@@ -82,8 +83,11 @@ def _setup(objective: str, source: str, world_size: int):
         prepare_declutr_dataset,
     )
     from st_contrastive.data_dir import data_file
-    from st_contrastive.losses import DeCLUTRLoss, NLISupConLoss
+    from st_contrastive.losses import CachedDeCLUTRLoss, CachedNLISupConLoss, DeCLUTRLoss, NLISupConLoss
 
+    # "-cached": the two ranks run GradCache (2 spans / rows at a time) against the plain loss in one process.
+    cached = {"mini_batch_size": 2} if objective.endswith("-cached") and world_size > 1 else None
+    objective = objective.removesuffix("-cached")
     torch.manual_seed(0)
     model = SentenceTransformer(modules=[Transformer(model_dir, max_seq_length=64), Pooling(32)], device="cpu")
     for module in model.modules():
@@ -93,10 +97,12 @@ def _setup(objective: str, source: str, world_size: int):
         sampler = SpanSampler(num_anchors=2, num_positives=2, min_length=8, max_length=32)
         dataset = prepare_declutr_dataset(load_documents(data_file("corpus/docs.jsonl.gz"), limit=GLOBAL_BATCH["declutr"] * STEPS),
                                           model.tokenizer, sampler)
-        loss = DeCLUTRLoss(model, gather_across_devices=True)
+        loss = (CachedDeCLUTRLoss(model, gather_across_devices=True, **cached) if cached
+                else DeCLUTRLoss(model, gather_across_devices=True))
         return model, dataset, loss, DeCLUTRDataCollator(model.tokenizer, sampler), None
     dataset = load_nli("snli-dev", max_rows=GLOBAL_BATCH["nli"] * STEPS)
-    loss = NLISupConLoss(model, supcon_weight=0.5, gather_across_devices=True)
+    loss = (CachedNLISupConLoss(model, supcon_weight=0.5, gather_across_devices=True, **cached) if cached
+            else NLISupConLoss(model, supcon_weight=0.5, gather_across_devices=True))
     return model, dataset, loss, PremiseGroupDataCollator(model.preprocess), PremiseGroupBatchSampler
 
 
@@ -141,7 +147,7 @@ def _tensors(state: dict) -> dict[str, torch.Tensor]:
     return {k: v for k, v in state.items() if isinstance(v, torch.Tensor)}
 
 
-@pytest.mark.parametrize("objective", ["declutr", "nli", "multiview"])
+@pytest.mark.parametrize("objective", ["declutr", "nli", "multiview", "declutr-cached", "nli-cached"])
 def test_two_ranks_of_half_the_batch_train_what_one_process_trains(tmp_path, request, objective):
     source = request.getfixturevalue("parsed_books" if objective == "multiview" else "tiny_mlm_dir")
     one = _run(1, objective, source, str(tmp_path / "one"))[0]
