@@ -40,8 +40,9 @@ COMMANDS = {
 
 
 # Commands that train with DDP under torchrun / accelerate launch (rank 0 evaluates and writes). The others run in
-# one process: the sweeps, the chain and the active-learning loop read back files that only rank 0 writes.
-DISTRIBUTED_COMMANDS = ("declutr", "simcse", "supcon", "multiview", "pretrain-mlm")
+# one process: evaluate and parse do not train, and the active-learning loop stops between rounds for a person.
+DISTRIBUTED_COMMANDS = ("declutr", "simcse", "supcon", "multiview", "pretrain-mlm", "declutr-ablation",
+                        "supcon-sweep", "chain")
 
 
 def usage() -> str:

@@ -84,11 +84,11 @@ def test_single_process_commands_refuse_a_distributed_launch(tmp_path):
     import os
 
     env = os.environ | {"WORLD_SIZE": "2", "RANK": "0"}
-    done = subprocess.run([sys.executable, "-c", RUN, "supcon-sweep", "--output", str(tmp_path / "sweep")],
+    done = subprocess.run([sys.executable, "-c", RUN, "active", "--output", str(tmp_path / "active")],
                           capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env, check=False)
     assert done.returncode == 1
     assert "runs in one process; launch it without torchrun/accelerate" in done.stderr
-    assert "Traceback" not in done.stderr and not (tmp_path / "sweep").exists()
+    assert "Traceback" not in done.stderr and not (tmp_path / "active").exists()
 
 
 def test_comparisons_refuse_push_to_hub_before_training(tmp_path):

@@ -96,3 +96,40 @@ def test_pretrain_mlm_under_torchrun_shares_one_tokenizer_and_one_stop(tmp_path)
     assert done.stdout.count("saved to") == 1  # rank 0 alone printed the table
     # One tokenizer, trained by rank 0: the WordPiece training log appears once.
     assert (output / "tokenizer.json").exists() and done.stderr.count("Training a WordPiece tokenizer") == 1
+
+
+@pytest.mark.skipif(shutil.which("torchrun", path=str(BIN)) is None, reason="torchrun is not installed")
+def test_chain_under_torchrun_trains_every_stage_on_both_ranks(tmp_path, tiny_mlm_dir):
+    """A comparison: every stage trains with DDP, rank 0 evaluates in between, and the second SupCon stage starts
+    from the DeCLUTR checkpoint that rank 0 saved (the other rank waits for it)."""
+    output = tmp_path / "chain"
+    done = _launch([str(BIN / "torchrun"), "--standalone", "--nproc_per_node", "2"], [
+        "chain", "--model", tiny_mlm_dir, "--declutr-steps", "2", "--supcon-steps", "2", "--eval-tasks", "stsb-test",
+        "--output", str(output), "--documents", str(data_file("corpus/docs.jsonl.gz")), "--max-documents", "8",
+        "--batch-size", "2", "--max-length", "32", "--min-length", "8"], tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    chain = json.loads((output / "chain.json").read_text())
+    assert list(chain["scores"]) == ["base", "declutr", "supcon", "declutr+supcon"]
+    for arm in ("declutr", "supcon", "declutr+supcon"):
+        results = json.loads((output / arm / "results.json").read_text())
+        assert results["train"]["world_size"] == 2 and results["train"]["steps"] == 2, arm
+    assert json.loads((output / "declutr+supcon" / "results.json").read_text())["model"] == str(output / "declutr")
+    assert done.stdout.count("| arm |") == 1  # rank 0 alone printed the table
+
+
+@pytest.mark.skipif(shutil.which("accelerate", path=str(BIN)) is None, reason="accelerate's launcher is not installed")
+def test_supcon_sweep_under_accelerate_launch_then_resumed_in_one_process(tmp_path, tiny_mlm_dir):
+    """A sweep's variants train on both ranks; run again without a launcher, it reuses them (rank 0 wrote them)."""
+    output = tmp_path / "sweep"
+    sweep = ["supcon-sweep", "--model", tiny_mlm_dir, "--output", str(output), "--weights", "0", "0.5",
+             "--candidates", "allpalln", "--train", "snli-dev", "--max-pairs", "48", "--batch-size", "12",
+             "--max-steps", "2", "--eval-tasks", "stsb-test", "--eval-max-rows", "100"]
+    done = _launch([str(BIN / "accelerate"), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+                    "--mixed_precision", "no", "--dynamo_backend", "no"], sweep, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for variant in ("ce-only", "allpalln-lambda0.5"):
+        assert json.loads((output / variant / "results.json").read_text())["train"]["world_size"] == 2
+    assert done.stdout.count("| variant |") == 1  # rank 0 alone wrote and printed the table
+    again = _launch([sys.executable], sweep, tmp_path)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert again.stdout.count("reusing") == 2

@@ -48,6 +48,7 @@ def main(argv: list[str] | None = None) -> dict:
     from st_contrastive.evaluation.protocol import STS_TASKS, expand_tasks
     from st_contrastive.recipes.declutr import train_declutr
     from st_contrastive.recipes.supcon_nli import SupConNLIConfig, train_supcon_nli
+    from st_contrastive.training.distributed import is_main_process, join_for_comparison, wait_for_rank_zero
 
     output = Path(args.output)
     output.mkdir(parents=True, exist_ok=True)
@@ -76,11 +77,19 @@ def main(argv: list[str] | None = None) -> dict:
             path.write_text(json.dumps(saved, indent=2))
         return saved["scores"]
 
-    scores = {"base": scores_of(args.model, output / "base_scores.json")}
+    # Under torchrun / accelerate every rank trains each stage; rank 0 alone evaluates and writes, and the others
+    # wait for it before they read what it saved (declutr+supcon starts from the declutr arm's checkpoint).
+    join_for_comparison()
+    main_process = is_main_process()
+    scores = {"base": scores_of(args.model, output / "base_scores.json")} if main_process else {}
     for arm in ARMS:  # in this order: declutr+supcon starts from the declutr arm
         if not (output / arm / "results.json").exists():
             stages[arm]()
-        scores[arm] = scores_of(str(output / arm), output / arm / "chain_scores.json")
+        if main_process:
+            scores[arm] = scores_of(str(output / arm), output / arm / "chain_scores.json")
+        wait_for_rank_zero()
+    if not main_process:
+        return {}
 
     table = {arm: {task: main_score(r) for task, r in result.items()} | averages(result)
              for arm, result in scores.items()}

@@ -57,23 +57,33 @@ def main(argv: list[str] | None = None) -> dict:
 
     from st_contrastive.evaluation import averages, evaluate_model, main_score
     from st_contrastive.reporting import plot_eval_curves
+    from st_contrastive.training.distributed import is_main_process, join_for_comparison, wait_for_rank_zero
 
     base = replace(base, model=args.model, eval_tasks=args.eval_tasks)
     output = Path(args.output)
     output.mkdir(parents=True, exist_ok=True)
 
-    scores = {"base (mean pooling)": evaluate_model(SentenceTransformer(args.model), args.eval_tasks)}
+    # Under torchrun / accelerate every rank trains each variant; rank 0 alone evaluates and writes.
+    join_for_comparison()
+    main_process = is_main_process()
+    scores = {"base (mean pooling)": evaluate_model(SentenceTransformer(args.model), args.eval_tasks)
+              if main_process else {}}
     curves, seconds = {}, {}
     for name in args.variants:
         if name == "simcse":
             results = run_simcse(base, output / name)
         else:
             results = train_declutr(replace(base, output=str(output / name), **VARIANTS[name]))
+        wait_for_rank_zero()
+        if not main_process:
+            continue
         scores[name], seconds[name] = results["after"], results["train"]["seconds"]
         curves[name] = results.get("eval_curves", {})
         if "stsb-dev" in scores["base (mean pooling)"] and "sts-b-dev" in curves[name]:  # the curve starts at the base
             curves[name]["sts-b-dev"].insert(0, [0, main_score(scores["base (mean pooling)"]["stsb-dev"])])
 
+    if not main_process:
+        return {}
     table = {name: {task: main_score(r) for task, r in result.items()}
              | {"avg": averages(result).get("sts", averages(result).get("transfer"))} for name, result in scores.items()}
     (output / "ablation.json").write_text(json.dumps({"model": args.model, "declutr_options": declutr_options,

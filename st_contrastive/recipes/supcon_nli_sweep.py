@@ -68,9 +68,14 @@ def main(argv: list[str] | None = None) -> dict:
     output.mkdir(parents=True, exist_ok=True)
     model = args.model or default_model()
 
+    # Under torchrun / accelerate every rank trains each variant; rank 0 alone evaluates and writes.
+    from st_contrastive.training.distributed import is_main_process, join_for_comparison, wait_for_rank_zero
+
+    join_for_comparison()
+    main_process = is_main_process()
     scores = {}
     base_file = output / "base.json"
-    if not args.skip_base:
+    if not args.skip_base and main_process:
         base = json.loads(base_file.read_text()) if base_file.exists() and not args.rerun else {}
         scores["base"] = base | evaluate_missing(model, base, args.eval_tasks, args.eval_max_rows)
         base_file.write_text(json.dumps(scores["base"], indent=2))
@@ -80,10 +85,14 @@ def main(argv: list[str] | None = None) -> dict:
     for name, changes in runs.items():
         results_file = output / name / "results.json"
         if results_file.exists() and not args.rerun:
-            print(f"{name}: reusing {results_file}")
-            add_missing_tasks(results_file, args.eval_tasks, args.eval_max_rows)
+            if main_process:
+                print(f"{name}: reusing {results_file}")
+                add_missing_tasks(results_file, args.eval_tasks, args.eval_max_rows)
         else:
             train_supcon_nli(replace(base_config, output=str(output / name), **changes))
+        wait_for_rank_zero()  # a variant's results.json exists for every rank, or for none
+    if not main_process:
+        return {}
 
     # Every finished variant in the folder goes into the table, also those of a parallel sweep.
     finished = {path.parent.name for path in output.glob("*/results.json")}

@@ -11,6 +11,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
+
+# A comparison (ablation, sweep, chain) trains its runs on every rank, and between them rank 0 alone evaluates and
+# writes while the others wait; on CPUs a transfer evaluation can outlast torch's default 30-minute timeout.
+COMPARISON_TIMEOUT = timedelta(hours=12)
 
 
 def world_size() -> int:
@@ -65,3 +70,21 @@ def main_process_first() -> Iterator[None]:
     # cpu=True without a GPU, as the trainer's arguments say it: otherwise accelerate would not join the processes.
     with PartialState(cpu=not has_accelerator()).main_process_first():
         yield
+
+
+def join_for_comparison() -> None:
+    """Under torchrun / accelerate: join the process group now, with :data:`COMPARISON_TIMEOUT`, before a
+    comparison's first evaluation (the trainers of its runs then reuse this group). One process: nothing."""
+    if is_distributed():
+        from accelerate import PartialState
+
+        PartialState(cpu=not has_accelerator(), timeout=COMPARISON_TIMEOUT)
+
+
+def wait_for_rank_zero() -> None:
+    """Under torchrun / accelerate: every rank waits here until all arrive, rank 0 last once it has evaluated and
+    written a run that the others are about to read (a checkpoint, a results file). One process: nothing."""
+    if is_distributed():
+        from accelerate import PartialState
+
+        PartialState().wait_for_everyone()
