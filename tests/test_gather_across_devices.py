@@ -59,7 +59,7 @@ def _on_rank(rank, init_file, results):
         rows = _pairs(2)[0][start:end].clone().requires_grad_()
         loss = loss_of(rows, LONELY[start:end])
         loss.backward()
-        weighted[name] = (float(loss), rows.grad)
+        weighted[name] = (loss.item(), rows.grad)
     ids = [torch.tensor([0, -1, 1]), torch.tensor([-1, 0])][rank]  # -1: "no id", as NLISupCon's non-entailed rows
     candidates = gather_candidates(torch.zeros(len(ids), 1), ids, gather_across_devices=True, local_ids=True)
     results[rank] = {
@@ -105,7 +105,7 @@ def test_ranks_with_unequal_anchors_train_the_mean_over_the_batch(two_ranks, los
     loss.backward()
     # DDP averages over the ranks: the mean of their losses, and each rank's gradient divided by the world size.
     ranks = [two_ranks[r]["weighted"][loss_name] for r in range(2)]
-    assert sum(value for value, _ in ranks) / 2 == pytest.approx(float(loss), rel=1e-5)
+    assert sum(value for value, _ in ranks) / 2 == pytest.approx(loss.item(), rel=1e-5)
     torch.testing.assert_close(torch.cat([grad for _, grad in ranks]) / 2, rows.grad, atol=1e-6, rtol=1e-4)
     # Unweighted, the ranks' mean would miss: rank 0 has one anchor with a positive, rank 1 two.
-    assert abs(sum(value / factor for (value, _), factor in zip(ranks, (2 / 3, 4 / 3))) / 2 - float(loss)) > 1e-3
+    assert abs(sum(value / factor for (value, _), factor in zip(ranks, (2 / 3, 4 / 3))) / 2 - loss.item()) > 1e-3
