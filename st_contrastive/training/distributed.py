@@ -65,10 +65,7 @@ def main_process_first() -> Iterator[None]:
     if not is_distributed():
         yield
         return
-    from accelerate import PartialState
-
-    # cpu=True without a GPU, as the trainer's arguments say it: otherwise accelerate would not join the processes.
-    with PartialState(cpu=not has_accelerator()).main_process_first():
+    with _process_group().main_process_first():
         yield
 
 
@@ -76,15 +73,20 @@ def join_for_comparison() -> None:
     """Under torchrun / accelerate: join the process group now, with :data:`COMPARISON_TIMEOUT`, before a
     comparison's first evaluation (the trainers of its runs then reuse this group). One process: nothing."""
     if is_distributed():
-        from accelerate import PartialState
-
-        PartialState(cpu=not has_accelerator(), timeout=COMPARISON_TIMEOUT)
+        _process_group(timeout=COMPARISON_TIMEOUT)
 
 
 def wait_for_rank_zero() -> None:
     """Under torchrun / accelerate: every rank waits here until all arrive, rank 0 last once it has evaluated and
     written a run that the others are about to read (a checkpoint, a results file). One process: nothing."""
     if is_distributed():
-        from accelerate import PartialState
+        _process_group().wait_for_everyone()
 
-        PartialState().wait_for_everyone()
+
+def _process_group(**kwargs):
+    """accelerate's ``PartialState``, which joins the launcher's processes on first use (the trainer's arguments
+    reuse it; ``kwargs`` such as ``timeout`` apply only then). ``cpu=True`` without a GPU, as the trainer's arguments
+    say it: otherwise accelerate would not join the processes."""
+    from accelerate import PartialState
+
+    return PartialState(cpu=not has_accelerator(), **kwargs)

@@ -3,8 +3,8 @@
 sentence-transformers 6.x optimizes a loss's own parameters (an MLM head, a classifier, a bilinear matrix) but
 does not save them in checkpoints, restore them on resume, clip them with ``max_grad_norm``, or average their
 gradients across DDP ranks. This trainer does all four, for any loss, and starts every rank from rank 0's copy of
-them. It also tells a sampling collator each new
-epoch, lets it check the model before training, and gives evaluation its fixed-randomness copy.
+them. It also tells a sampling collator each new epoch, lets it check the model before training, and gives
+evaluation its fixed-randomness copy.
 """
 
 from __future__ import annotations
