@@ -215,6 +215,10 @@ def test_setfit_reference_and_siamese_arms_train_on_the_same_labelled_sets(datas
     assert paths["learning_curve"].stat().st_size > 0
     table = paths["table"].read_text()
     assert "| setfit | random |" in table and "| supcon-ce | random |" in table
+    # Each arm's model states the loss it was trained with, which its card names.
+    names = {name: json.loads((tmp_path / "run" / "arms" / f"{name}-random-seed0" / "model" / "results.json")
+                              .read_text())["train"]["loss_name"] for name in ("siamese", "supcon-ce")}
+    assert names == {"siamese": "CosineSimilarityLoss", "supcon-ce": "SCALeLoss"}
 
 
 def test_siamese_pairs_follow_the_labels():

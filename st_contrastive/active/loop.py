@@ -194,8 +194,13 @@ def _describe_model(model_dir: Path, config, data, state: ArmState, base_model: 
     metrics = {k: record[k] for k in ("accuracy", "f1_macro") if k in record}
     dataset = Path(config.dataset).stem if Path(config.dataset).is_file() else config.dataset  # no local paths
     training = asdict(config.training)
-    loss = {"objective": state.objective, "supcon_weight": training["supcon_weight"] if state.objective == "supcon-ce"
-            else 0.0, "temperature": training["temperature"], "dropout_rates": training["dropout_rates"]}
+    if state.objective == "siamese":  # cosine pairs, then logistic regression turned into the same head
+        loss_name, loss = "CosineSimilarityLoss", {"objective": "siamese", "repeats": training["siamese_repeats"]}
+    else:
+        loss_name = "SCALeLoss"
+        loss = {"objective": state.objective, "temperature": training["temperature"],
+                "supcon_weight": training["supcon_weight"] if state.objective == "supcon-ce" else 0.0,
+                "dropout_rates": training["dropout_rates"]}
     results = {
         "method": "active",
         "model": base_model,
@@ -203,7 +208,7 @@ def _describe_model(model_dir: Path, config, data, state: ArmState, base_model: 
         "config": {"dataset": dataset, "acquisition": state.acquisition, "seed": state.seed,
                    "labelled": len(state.labelled), "pool": len(data.train_texts), "rounds": len(state.rounds),
                    "training": training},
-        "train": {"steps": round_steps(len(state.labelled), config.training), "loss": loss},
+        "train": {"steps": round_steps(len(state.labelled), config.training), "loss": loss, "loss_name": loss_name},
         "after": {f"{dataset} test": metrics} if metrics else {},
     }
     (model_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n")

@@ -54,7 +54,8 @@ METHODS = {
                         "[Simoulin and Crabbé, EACL SRW 2021](https://hal.science/hal-03601428)",
                         "MultiViewBilinearLoss"),
     "active": Method("SCALe active learning (label-based SupCon + cross-entropy over dropout views)",
-                     "Chauhan et al., *SCALe: Supervised Contrastive approach for Active Learning*, University of Wisconsin-Madison", "SCALeLoss",
+                     "Chauhan et al., *SCALe: Supervised Contrastive approach for Active Learning*, University of "
+                     "Wisconsin-Madison", "SCALeLoss",
                      "Accuracy × 100 of the classifier head on the dataset's test split after the last round "
                      "(macro F1 is in `results.json`):"),
 }
@@ -129,8 +130,9 @@ def model_card(model_dir: str | Path, repo_id: str) -> str:
     loss_config = train.get("loss") or {k: config[k] for k in ("temperature", "contrastive_weight", "mlm_weight",
                                                                "supcon_weight", "positives", "negatives",
                                                                "similarity", "context_size") if k in config}
+    loss_name = train.get("loss_name", method.loss)  # an active-learning baseline arm trains with another loss
     tags = ["sentence-transformers", "sentence-similarity", "feature-extraction", "st-contrastive",
-            results["method"], f"loss:{method.loss}"]
+            results["method"], f"loss:{loss_name}"]
     front = ["---", "library_name: sentence-transformers", "pipeline_tag: sentence-similarity", "tags:",
              *[f"- {tag}" for tag in tags]]
     if is_hub_id(base):
@@ -158,7 +160,7 @@ def model_card(model_dir: str | Path, repo_id: str) -> str:
         "## Training", "",
         f"- **Method:** {method.name}, {method.paper}",
         f"- **Base model:** `{base}`",
-        f"- **Loss:** `{method.loss}` with `{json.dumps(loss_config, sort_keys=True, default=str)}`",
+        f"- **Loss:** `{loss_name}` with `{json.dumps(loss_config, sort_keys=True, default=str)}`",
         f"- **Training data:** {training_data(results)}",
         f"- **Steps:** {train.get('steps', '?')}" + (f", batch {batch} per process × {world} process(es)" if batch else "")
         + (f", learning rate {training['learning_rate']:g}" if "learning_rate" in training else ""),
