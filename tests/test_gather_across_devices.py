@@ -1,6 +1,6 @@
 """The one cross-device gather, on a real 2-process gloo group with uneven batches: every contrastive loss gives
 the loss and gradients of the whole batch in one process, also when ranks hold different numbers of anchors with
-a positive (SupConLoss and SCALeLoss weight each rank's mean by its share)."""
+a positive (supcon weights each rank's mean by its share)."""
 
 import pytest
 import torch
@@ -41,7 +41,7 @@ def _label_supcon(embeddings, labels, gather):
     candidates = gather_candidates(embeddings, labels, gather_across_devices=gather)
     positives = labels[:, None] == candidates.labels[None, :]
     loss, _ = supcon(similarity_matrix(embeddings, candidates.embeddings), positives,
-                     candidates.not_self(len(embeddings)), 0.5)
+                     candidates.not_self(len(embeddings)), 0.5, gather_across_devices=gather)
     return loss
 
 
@@ -49,11 +49,10 @@ def _on_rank(rank, init_file, results):
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=len(SIZES))
     start, end = sum(SIZES[:rank]), sum(SIZES[: rank + 1])
     anchors, positives = (t[start:end].clone().requires_grad_() for t in _pairs(0))
-    # Each rank scales its mean by its share of the rows, so the ranks' sum is the global mean.
-    (nt_xent(anchors, positives, 0.1, gather_across_devices=True) * len(anchors)).backward()
+    # supcon weights each rank's mean by its share of the rows: DDP's average over ranks is the global mean.
+    nt_xent(anchors, positives, 0.1, gather_across_devices=True).backward()
     embeddings = _pairs(1)[0][start:end].clone().requires_grad_()
-    label_loss = _label_supcon(embeddings, _labels()[start:end], gather=True)
-    (label_loss * len(embeddings)).backward()
+    _label_supcon(embeddings, _labels()[start:end], gather=True).backward()
     weighted = {}
     for name, loss_of in _label_losses(gather=True).items():
         rows = _pairs(2)[0][start:end].clone().requires_grad_()
@@ -84,18 +83,19 @@ def test_offsets_and_local_ids_are_global(two_ranks):
 
 def test_nt_xent_gradients_equal_one_process_over_the_whole_batch(two_ranks):
     anchors, positives = (t.clone().requires_grad_() for t in _pairs(0))
-    (nt_xent(anchors, positives, 0.1) * len(anchors)).backward()
-    gathered = torch.cat([two_ranks[r]["anchor_grad"] for r in range(2)])
+    nt_xent(anchors, positives, 0.1).backward()
+    # DDP averages the ranks' gradients: each rank's divided by the number of ranks.
+    gathered = torch.cat([two_ranks[r]["anchor_grad"] for r in range(2)]) / len(SIZES)
     torch.testing.assert_close(gathered, anchors.grad, atol=1e-5, rtol=1e-4)
-    torch.testing.assert_close(torch.cat([two_ranks[r]["positive_grad"] for r in range(2)]), positives.grad,
-                               atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(torch.cat([two_ranks[r]["positive_grad"] for r in range(2)]) / len(SIZES),
+                               positives.grad, atol=1e-5, rtol=1e-4)
 
 
 def test_label_supcon_gradients_equal_one_process_over_the_whole_batch(two_ranks):
     embeddings = _pairs(1)[0].clone().requires_grad_()
-    (_label_supcon(embeddings, _labels(), gather=False) * len(embeddings)).backward()
-    torch.testing.assert_close(torch.cat([two_ranks[r]["embedding_grad"] for r in range(2)]), embeddings.grad,
-                               atol=1e-5, rtol=1e-4)
+    _label_supcon(embeddings, _labels(), gather=False).backward()
+    torch.testing.assert_close(torch.cat([two_ranks[r]["embedding_grad"] for r in range(2)]) / len(SIZES),
+                               embeddings.grad, atol=1e-5, rtol=1e-4)
 
 
 @pytest.mark.parametrize("loss_name", ["supcon", "scale"])

@@ -112,14 +112,22 @@ def global_mean_factor(local_count: int, device: torch.device, *, gather_across_
 
 
 def supcon(
-    similarities: torch.Tensor, positive_mask: torch.Tensor, candidate_mask: torch.Tensor, temperature: float
+    similarities: torch.Tensor,
+    positive_mask: torch.Tensor,
+    candidate_mask: torch.Tensor,
+    temperature: float,
+    *,
+    gather_across_devices: bool = False,
 ) -> tuple[torch.Tensor, int]:
     """Mean over anchors of ``−1/|P(i)| Σ_{p∈P(i)} log(exp(s_ip/τ) / Σ_{a∈A(i)} exp(s_ia/τ))``.
 
     ``positive_mask[i, j]`` marks the positives ``P(i)`` of anchor ``i``; ``candidate_mask[i, j]`` the items
     ``A(i)`` in its denominator (positives and negatives; never the anchor itself). Anchors without a positive
     drop out; returns the loss and how many anchors dropped out. With no anchor left the loss is a zero that
-    keeps the graph (never NaN).
+    keeps the graph (never NaN). With ``gather_across_devices`` (candidates from every rank) the mean is weighted
+    by this rank's share of the anchors that kept a positive (:func:`global_mean_factor`): ranks hold different
+    numbers of them (a label alone in the global batch, a short last batch), and DDP's average of per-rank means
+    is then the mean over the global batch.
     """
     positive_mask = positive_mask & candidate_mask
     with torch.autocast(similarities.device.type, enabled=False):  # the softmax in float32, whatever the AMP policy
@@ -128,7 +136,9 @@ def supcon(
     num_positives = positive_mask.sum(dim=1)
     has_positive = num_positives > 0
     dropped = int((~has_positive).sum())
+    share = global_mean_factor(len(has_positive) - dropped, similarities.device,
+                               gather_across_devices=gather_across_devices)
     if not has_positive.any():
         return similarities.sum() * 0.0, dropped
     per_anchor = log_prob.masked_fill(~positive_mask, 0.0).sum(dim=1)[has_positive] / num_positives[has_positive]
-    return -per_anchor.mean(), dropped
+    return -per_anchor.mean() * share, dropped

@@ -9,7 +9,7 @@ import torch
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
-from st_contrastive.losses.contrastive_core import gather_candidates, global_mean_factor, supcon
+from st_contrastive.losses.contrastive_core import gather_candidates, supcon
 
 
 class MultiViewBilinearLoss(nn.Module):
@@ -110,14 +110,14 @@ class MultiViewBilinearLoss(nn.Module):
         scores = (anchors.float() @ bilinear.float()) @ gathered.embeddings.float().T
         distance = (positions[:, None] - gathered.labels[None, :]).abs()
         candidate_mask = gathered.not_self(len(anchors))
-        loss, dropped = supcon(scores, (distance <= self.context_size) & candidate_mask, candidate_mask, 1.0)
+        # Ranks' blocks may hold different numbers of sentences with a context (a short last block): supcon weights
+        # each rank's mean so that DDP's average is the mean over every anchor.
+        loss, dropped = supcon(scores, (distance <= self.context_size) & candidate_mask, candidate_mask, 1.0,
+                               gather_across_devices=self.gather_across_devices)
         if dropped == len(anchors):
             raise ValueError(f"no sentence of the batch has a context sentence in it (positions "
                              f"{positions[:8].tolist()}…): batch consecutive sentences with ContextBlockBatchSampler")
-        # Ranks' blocks may hold different numbers of anchors with a context (a short last block): weight this
-        # rank's mean so that DDP's average of the ranks is the mean over every anchor.
-        return loss * global_mean_factor(len(anchors) - dropped, loss.device,
-                                         gather_across_devices=self.gather_across_devices)
+        return loss
 
     def get_config_dict(self) -> dict[str, Any]:
         return {"context_size": self.context_size, "symmetric": self.symmetric,

@@ -188,10 +188,10 @@ class NLISupConLoss(nn.Module):
         positive = self._keep_at_most(positive, self.positives)
         negative = self._keep_at_most(negative, self.negatives)
         similarities = similarity_matrix(premises[first_row], candidates.embeddings, self.similarity)
-        loss, dropped = supcon(similarities, positive, positive | negative, self.temperature)
+        loss, dropped = supcon(similarities, positive, positive | negative, self.temperature,
+                               gather_across_devices=self.gather_across_devices)
         self.anchors_seen += num_groups
         self.anchors_without_positive += dropped
-        loss = loss * global_mean_factor(num_groups - dropped, loss.device, gather_across_devices=self.gather_across_devices)
         if dropped == num_groups:
             logger.warning("No premise in this batch has an entailed hypothesis: the SupCon term is zero.")
         return loss

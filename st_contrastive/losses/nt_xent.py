@@ -21,5 +21,6 @@ def nt_xent(anchors: torch.Tensor, positives: torch.Tensor, temperature: float, 
     candidates = gather_candidates(items, pair, gather_across_devices=gather_across_devices, local_ids=True)
     not_self = candidates.not_self(len(items))
     partner = (pair + candidates.offset)[:, None] == candidates.labels[None, :]
-    loss, _ = supcon(similarity_matrix(items, candidates.embeddings), partner, not_self, temperature)
+    loss, _ = supcon(similarity_matrix(items, candidates.embeddings), partner, not_self, temperature,
+                     gather_across_devices=gather_across_devices)
     return loss

@@ -160,9 +160,9 @@ class SCALeLoss(nn.Module):
         candidates = gather_candidates(embeddings, labels, gather_across_devices=self.gather_across_devices)
         positives = labels[:, None] == candidates.labels[None, :]
         similarities = similarity_matrix(embeddings, candidates.embeddings, self.similarity)
-        loss, dropped = supcon(similarities, positives, candidates.not_self(len(embeddings)), self.temperature)
-        return loss * global_mean_factor(len(embeddings) - dropped, loss.device,
-                                         gather_across_devices=self.gather_across_devices)
+        loss, _ = supcon(similarities, positives, candidates.not_self(len(embeddings)), self.temperature,
+                         gather_across_devices=self.gather_across_devices)
+        return loss
 
     def get_config_dict(self) -> dict[str, Any]:
         return {

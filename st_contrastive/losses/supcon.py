@@ -10,13 +10,7 @@ import torch
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
-from st_contrastive.losses.contrastive_core import (
-    Similarity,
-    gather_candidates,
-    global_mean_factor,
-    similarity_matrix,
-    supcon,
-)
+from st_contrastive.losses.contrastive_core import Similarity, gather_candidates, similarity_matrix, supcon
 
 logger = logging.getLogger(__name__)
 
@@ -99,12 +93,11 @@ class SupConLoss(nn.Module):
         candidates = gather_candidates(embeddings, labels, gather_across_devices=self.gather_across_devices)
         similarities = similarity_matrix(embeddings, candidates.embeddings, self.similarity)
         positives = labels[:, None] == candidates.labels[None, :]
-        loss, dropped = supcon(similarities, positives, candidates.not_self(len(embeddings)), self.temperature)
+        loss, dropped = supcon(similarities, positives, candidates.not_self(len(embeddings)), self.temperature,
+                               gather_across_devices=self.gather_across_devices)
         if dropped == len(embeddings):
             logger.warning("No sentence in this batch shares its label with another: SupCon term is zero.")
-        # Ranks hold different numbers of anchors with a positive (a label alone in the global batch has none).
-        return loss * global_mean_factor(len(embeddings) - dropped, loss.device,
-                                         gather_across_devices=self.gather_across_devices)
+        return loss
 
     def get_config_dict(self) -> dict[str, Any]:
         return {
