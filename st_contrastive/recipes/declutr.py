@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING
 
 from st_contrastive.data_dir import SHARED_CORPORA
 from st_contrastive.evaluation.protocol import expand_tasks
-from st_contrastive.publishing.upload import check_repo_id
 from st_contrastive.recipes.help_format import DefaultsHelpFormatter
 from st_contrastive.recipes.input_checks import require_source
-from st_contrastive.recipes.push import add_push_argument, publish
+from st_contrastive.recipes.push import add_push_argument, check_push, publish
 from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
 
 if TYPE_CHECKING:
@@ -126,8 +125,7 @@ def check_inputs(config: DeCLUTRConfig) -> None:
     require_source(config.model, "--model")
     require_source(config.documents, "--documents", tuple(SHARED_CORPORA))
     expand_tasks(config.eval_tasks)
-    if config.push_to_hub:
-        check_repo_id(config.push_to_hub, "--push-to-hub")
+    check_push(config.push_to_hub)
     mini_batch_size = getattr(config, "mini_batch_size", 0)  # simcse shares these checks and has no cache option
     if mini_batch_size < 0 or (mini_batch_size and config.contrastive_weight <= 0):
         raise ValueError(f"--mini-batch-size {mini_batch_size}: GradCache needs a positive size and the contrastive "

@@ -11,11 +11,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from st_contrastive.evaluation.protocol import TransferProtocol, expand_tasks
-from st_contrastive.publishing.upload import check_repo_id
 from st_contrastive.recipes.help_format import DefaultsHelpFormatter
 from st_contrastive.recipes.input_checks import require_source
 from st_contrastive.recipes.parse import SINGLE_FILE_CORPORA, corpus_file
-from st_contrastive.recipes.push import add_push_argument, publish
+from st_contrastive.recipes.push import add_push_argument, check_push, publish
 from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
 
 logger = logging.getLogger(__name__)
@@ -124,8 +123,7 @@ def check_inputs(config: MultiViewConfig) -> None:
     if config.word_vectors and not config.word_vectors.startswith("spacy:"):
         require_source(config.word_vectors, "--word-vectors")
     expand_tasks(config.eval_tasks)
-    if config.push_to_hub:
-        check_repo_id(config.push_to_hub, "--push-to-hub")
+    check_push(config.push_to_hub)
 
 
 def parsed_corpus(config: MultiViewConfig, parser) -> Path:

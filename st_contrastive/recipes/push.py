@@ -21,6 +21,12 @@ def add_push_argument(parser: argparse.ArgumentParser) -> None:
                         help="publish the finished run to this Hugging Face Hub repository (see st-contrastive push)")
 
 
+def check_push(repo_id: str | None) -> None:
+    """A recipe's ``--push-to-hub`` repository id, checked before any training (nothing to check without one)."""
+    if repo_id:
+        check_repo_id(repo_id, "--push-to-hub")
+
+
 def refuse_push_in_comparison(parser: argparse.ArgumentParser, options: list[str]) -> None:
     """A comparison (ablation, sweep, chain) passes its other options to each of its runs: ``--push-to-hub`` would
     publish every run to one repository, so it stops here, before any training."""

@@ -16,10 +16,9 @@ from pathlib import Path
 
 from st_contrastive.active.config import ACQUISITIONS, OBJECTIVES, REFERENCES, ActiveLearningConfig, RoundTraining
 from st_contrastive.data_dir import SHARED_TEXT_CLASSIFICATION
-from st_contrastive.publishing.upload import check_repo_id
 from st_contrastive.recipes.help_format import DefaultsHelpFormatter
 from st_contrastive.recipes.input_checks import require_source
-from st_contrastive.recipes.push import add_push_argument, publish
+from st_contrastive.recipes.push import add_push_argument, check_push, publish
 
 logger = logging.getLogger(__name__)
 
@@ -120,7 +119,7 @@ def published_model(config: ActiveLearningConfig, repo_id: str) -> Path:
     """The folder ``--push-to-hub`` publishes: the last round's model of the run's single arm."""
     from st_contrastive.active.loop import arm_name
 
-    check_repo_id(repo_id, "--push-to-hub")
+    check_push(repo_id)
     arms = len(config.objectives) * len(config.acquisitions) * config.seeds
     if arms != 1:
         raise ValueError(f"--push-to-hub publishes one model and this run has {arms} arms: give one --objective, "

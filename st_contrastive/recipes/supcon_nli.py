@@ -13,10 +13,9 @@ from pathlib import Path
 
 from st_contrastive.data_dir import SHARED_NLI
 from st_contrastive.evaluation.protocol import expand_tasks
-from st_contrastive.publishing.upload import check_repo_id
 from st_contrastive.recipes.help_format import DefaultsHelpFormatter
 from st_contrastive.recipes.input_checks import require_source
-from st_contrastive.recipes.push import add_push_argument, publish
+from st_contrastive.recipes.push import add_push_argument, check_push, publish
 from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
 
 logger = logging.getLogger(__name__)
@@ -101,8 +100,7 @@ def check_inputs(config: SupConNLIConfig) -> None:
     for part in config.train.split("+"):
         require_source(part, "--train", tuple(SHARED_NLI))
     expand_tasks(config.eval_tasks)
-    if config.push_to_hub:
-        check_repo_id(config.push_to_hub, "--push-to-hub")
+    check_push(config.push_to_hub)
     if config.mini_batch_size < 0:
         raise ValueError(f"--mini-batch-size {config.mini_batch_size}: use a positive size, or 0 for one pass")
 
