@@ -311,8 +311,10 @@ def pretrain_masked_lm(
     held_out = fixed_masked_batches(
         split["test"], BlockMaskingCollator(tokenizer, HELD_OUT_MLM_PROBABILITY, seed + 1), batch_size
     )
-    loss_before, mask_loss_before = held_out_mlm_losses(model, held_out, tokenizer.mask_token_id)
-    loss_unigram = unigram_loss(split["train"], held_out, tokenizer.mask_token_id, len(tokenizer))
+    main_process = is_main_process()  # under torchrun / accelerate only rank 0 measures and reports
+    if main_process:
+        loss_before, mask_loss_before = held_out_mlm_losses(model, held_out, tokenizer.mask_token_id)
+        loss_unigram = unigram_loss(split["train"], held_out, tokenizer.mask_token_id, len(tokenizer))
 
     args = TrainingArguments(
         output_dir=str(checkpoints),
@@ -353,7 +355,7 @@ def pretrain_masked_lm(
         logger.info("No checkpoint in %s yet: starting from step 0 with the saved tokenizer", checkpoints)
     train_output = trainer.train(resume_from_checkpoint=True if resume_from else None)
     train_seconds = time.monotonic() - train_started
-    if not is_main_process():  # the other ranks of a torchrun/accelerate job: rank 0 measures and saves
+    if not main_process:  # the other ranks of a torchrun/accelerate job: rank 0 measures and saves
         return {}
     loss_after, mask_loss_after = held_out_mlm_losses(model, held_out, tokenizer.mask_token_id)
 
