@@ -1,5 +1,6 @@
 """The helpers a recipe uses under torchrun / accelerate, on two real gloo processes: rank 0's decision reaches
-every rank, and rank 0 runs a block before the others (which then read what it wrote)."""
+every rank, rank 0 runs a block before the others (which then read what it wrote), and each rank destroys its
+process group when it exits (its gloo threads aborted an exiting rank in CI otherwise)."""
 
 from __future__ import annotations
 
@@ -52,3 +53,42 @@ def test_one_process_runs_the_block_and_keeps_its_own_decision(tmp_path, monkeyp
         (tmp_path / "done").write_text("yes")
     assert (tmp_path / "done").read_text() == "yes"
     assert agree_with_rank_zero(True, "cpu") is True and agree_with_rank_zero(False, "cpu") is False
+
+
+# A rank as its own interpreter (multiprocessing's children skip atexit): it joins a gloo group, gathers, asks for
+# the exit hook, and reports, from an exit hook that runs after ours, whether the group was still alive.
+_EXITING_RANK = """
+import atexit, sys
+import torch, torch.distributed as dist
+atexit.register(lambda: print("group alive at exit:", dist.is_initialized(), flush=True))
+from st_contrastive.training.distributed import _process_group, leave_process_group_at_exit
+_process_group()
+leave_process_group_at_exit()
+leave_process_group_at_exit()  # a comparison trains several runs: still one hook
+gathered = [torch.zeros(1) for _ in range(2)]
+dist.all_gather(gathered, torch.ones(1))
+if sys.argv[1] == "fail":
+    raise RuntimeError("a rank's uncaught error")
+"""
+
+
+def _exit_both_ranks(outcome: str) -> list[str]:
+    import subprocess
+    import sys
+
+    port = _free_port()
+    ranks = [subprocess.Popen([sys.executable, "-c", _EXITING_RANK, outcome], text=True, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE,
+                              env=os.environ | {"RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": "2",
+                                                "LOCAL_WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1",
+                                                "MASTER_PORT": str(port)})
+             for rank in (0, 1)]
+    return [rank.communicate(timeout=120)[0].strip() for rank in ranks]
+
+
+def test_every_rank_destroys_its_process_group_when_it_exits():
+    assert _exit_both_ranks("finish") == ["group alive at exit: False"] * 2
+
+
+def test_a_rank_that_fails_leaves_its_group_to_the_launcher():
+    assert _exit_both_ranks("fail") == ["group alive at exit: True"] * 2

@@ -8,7 +8,10 @@ from the environment, so they are known before the trainer has created the proce
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -81,6 +84,26 @@ def wait_for_rank_zero() -> None:
     written a run that the others are about to read (a checkpoint, a results file). One process: nothing."""
     if is_distributed():
         _process_group().wait_for_everyone()
+
+
+@functools.cache  # registers the exit hook once however many runs a comparison trains
+def leave_process_group_at_exit() -> None:
+    """Under torchrun / accelerate: destroy the process group when this process exits, whichever rank.
+
+    A rank that leaves with its group still alive can abort in the interpreter's teardown ("terminate called
+    without an active exception"), and the launcher then kills the rank still saving the run. After an uncaught
+    error the group is left alone: the other ranks may still be inside a collective, which NCCL's teardown would
+    wait on, and the launcher ends the job anyway. One process: nothing.
+    """
+    if is_distributed():
+        atexit.register(_destroy_process_group)
+
+
+def _destroy_process_group() -> None:
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized() and getattr(sys, "last_value", None) is None:
+        dist.destroy_process_group()
 
 
 def _process_group(**kwargs):
