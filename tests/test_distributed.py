@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 
+import pytest
 import torch.multiprocessing as mp
 
 
@@ -55,16 +58,19 @@ def test_one_process_runs_the_block_and_keeps_its_own_decision(tmp_path, monkeyp
     assert agree_with_rank_zero(True, "cpu") is True and agree_with_rank_zero(False, "cpu") is False
 
 
-# A rank as its own interpreter (multiprocessing's children skip atexit): it joins a gloo group, gathers, asks for
-# the exit hook, and reports, from an exit hook that runs after ours, whether the group was still alive.
+# A rank as its own interpreter (multiprocessing's children skip atexit): it joins a gloo group the way the recipes
+# do, gathers, and reports, from an exit hook registered before ours (so it runs after), whether the group was alive.
 _EXITING_RANK = """
 import atexit, sys
 import torch, torch.distributed as dist
 atexit.register(lambda: print("group alive at exit:", dist.is_initialized(), flush=True))
-from st_contrastive.training.distributed import _process_group, leave_process_group_at_exit
-_process_group()
-leave_process_group_at_exit()
-leave_process_group_at_exit()  # a comparison trains several runs: still one hook
+if sys.argv[2] == "trainer":  # what train() and the recipes do: the trainer's arguments join the group
+    from st_contrastive.training.settings import TrainSettings
+    TrainSettings(output_dir=sys.argv[3]).training_arguments()
+else:  # what a parse cache or a tokenizer written once does
+    from st_contrastive.training.distributed import main_process_first
+    with main_process_first():
+        pass
 gathered = [torch.zeros(1) for _ in range(2)]
 dist.all_gather(gathered, torch.ones(1))
 if sys.argv[1] == "fail":
@@ -72,12 +78,9 @@ if sys.argv[1] == "fail":
 """
 
 
-def _exit_both_ranks(outcome: str) -> list[str]:
-    import subprocess
-    import sys
-
+def _exit_both_ranks(outcome: str, join: str, folder) -> list[str]:
     port = _free_port()
-    ranks = [subprocess.Popen([sys.executable, "-c", _EXITING_RANK, outcome], text=True, stdout=subprocess.PIPE,
+    ranks = [subprocess.Popen([sys.executable, "-c", _EXITING_RANK, outcome, join, str(folder)], text=True, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE,
                               env=os.environ | {"RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": "2",
                                                 "LOCAL_WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1",
@@ -86,9 +89,10 @@ def _exit_both_ranks(outcome: str) -> list[str]:
     return [rank.communicate(timeout=120)[0].strip() for rank in ranks]
 
 
-def test_every_rank_destroys_its_process_group_when_it_exits():
-    assert _exit_both_ranks("finish") == ["group alive at exit: False"] * 2
+@pytest.mark.parametrize("join", ["trainer", "main_process_first"])
+def test_every_rank_destroys_its_process_group_when_it_exits(join, tmp_path):
+    assert _exit_both_ranks("finish", join, tmp_path) == ["group alive at exit: False"] * 2
 
 
-def test_a_rank_that_fails_leaves_its_group_to_the_launcher():
-    assert _exit_both_ranks("fail") == ["group alive at exit: True"] * 2
+def test_a_rank_that_fails_leaves_its_group_to_the_launcher(tmp_path):
+    assert _exit_both_ranks("fail", "trainer", tmp_path) == ["group alive at exit: True"] * 2

@@ -86,9 +86,10 @@ def wait_for_rank_zero() -> None:
         _process_group().wait_for_everyone()
 
 
-@functools.cache  # registers the exit hook once however many runs a comparison trains
+@functools.cache  # one exit hook, however often a process joins (each run of a comparison does)
 def leave_process_group_at_exit() -> None:
-    """Under torchrun / accelerate: destroy the process group when this process exits, whichever rank.
+    """Under torchrun / accelerate: destroy the process group when this process exits, whichever rank. Called
+    wherever the package joins the group: :func:`_process_group` and the trainer's arguments.
 
     A rank that leaves with its group still alive can abort in the interpreter's teardown ("terminate called
     without an active exception"), and the launcher then kills the rank still saving the run. After an uncaught
@@ -112,4 +113,5 @@ def _process_group(**kwargs):
     say it: otherwise accelerate would not join the processes."""
     from accelerate import PartialState
 
+    leave_process_group_at_exit()
     return PartialState(cpu=not has_accelerator(), **kwargs)

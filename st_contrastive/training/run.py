@@ -13,7 +13,6 @@ from datasets import Dataset
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
-from st_contrastive.training.distributed import leave_process_group_at_exit
 from st_contrastive.training.settings import TrainSettings
 from st_contrastive.training.trainer import ContrastiveTrainer
 
@@ -51,7 +50,6 @@ def train(
     ``data_collator`` replaces ST's own (e.g. ``DeCLUTRDataCollator``). The trainer also saves, restores, clips
     and DDP-syncs the loss's own parameters (its heads).
     """
-    leave_process_group_at_exit()
     trainer = ContrastiveTrainer(
         model=model,
         args=settings.training_arguments(batch_sampler),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, fields
 
-from st_contrastive.training.distributed import has_accelerator
+from st_contrastive.training.distributed import has_accelerator, leave_process_group_at_exit
 
 
 @dataclass
@@ -45,6 +45,7 @@ class TrainSettings:
         """sentence-transformers' ``SentenceTransformerTrainingArguments`` for these settings."""
         from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
 
+        leave_process_group_at_exit()  # the arguments join the launcher's processes (through accelerate)
         logging_steps = max(1, min(10, self.max_steps // 20)) if self.max_steps > 0 else 10
         extra = {"batch_sampler": batch_sampler} if batch_sampler is not None else {}
         if not has_accelerator():
