@@ -90,6 +90,10 @@ class ContrastiveTrainer(SentenceTransformerTrainer):
 
     # Saving and restoring -------------------------------------------------------------------------------
     def _save(self, output_dir: str | None = None, state_dict=None) -> None:
+        # transformers 5 calls _save on every rank and checks should_save inside its own _save, which
+        # sentence-transformers' override skips: without this, every DDP rank writes the same checkpoint files at once.
+        if not self.args.should_save:
+            return
         super()._save(output_dir, state_dict=state_dict)
         loss_state = self.loss_state_dict()
         if any(loss_state.values()):
