@@ -28,8 +28,9 @@ def small_model(sentences, views=("dep", "seq"), parser="spacy"):
     return model
 
 
-def naive_context_loss(f, g, W, positions, context_size=1):
-    """Per anchor i: −mean over its context sentences p of log softmax_{j≠i} f_iᵀ W g_j, averaged; both ways."""
+def naive_context_loss(f, g, W, positions, context_size=1, symmetric=True):
+    """Per anchor i: −mean over its context sentences p of log softmax_{j≠i} f_iᵀ W g_j, averaged; both ways
+    unless not ``symmetric`` (the paper's objective)."""
     def one_way(a, b, M):
         losses = []
         for i in range(len(a)):
@@ -41,7 +42,7 @@ def naive_context_loss(f, g, W, positions, context_size=1):
                 losses.append(-log_p[positives].mean())
         return torch.stack(losses).mean()
 
-    return (one_way(f, g, W) + one_way(g, f, W.T)) / 2
+    return (one_way(f, g, W) + one_way(g, f, W.T)) / 2 if symmetric else one_way(f, g, W)
 
 
 def test_loss_equals_a_hand_computation_across_a_document_boundary(corpus):
@@ -61,6 +62,26 @@ def test_loss_equals_a_hand_computation_across_a_document_boundary(corpus):
     one_document = loss([model.preprocess(texts)], torch.arange(6))
     assert not torch.allclose(one_document, value, atol=1e-4)  # the boundary changes the positives
     assert torch.allclose(loss([model.preprocess(texts)], None), one_document, atol=1e-6)
+
+
+def test_one_direction_is_the_papers_objective_and_a_recipe_option(corpus):
+    dataset, sentences = corpus
+    model = small_model(sentences)
+    both, one = MultiViewBilinearLoss(model), MultiViewBilinearLoss(model, symmetric=False)
+    with torch.no_grad():
+        both.bilinear.normal_(0.0, 30.0)
+        one.bilinear.copy_(both.bilinear)
+    texts, positions = dataset["sentence"][:6], torch.arange(6)
+    f, g = model(model.preprocess(texts))["view_embeddings"]
+    expected = naive_context_loss(f, g, one.bilinear, positions.tolist(), symmetric=False)
+    assert torch.allclose(one([model.preprocess(texts)], positions), expected, atol=1e-5)
+    assert not torch.allclose(both([model.preprocess(texts)], positions), expected, atol=1e-3)
+    assert (one.get_config_dict()["symmetric"], both.get_config_dict()["symmetric"]) == (False, True)
+
+    from st_contrastive.recipes.multiview import MultiViewConfig, build_parser
+
+    assert MultiViewConfig.from_args(build_parser().parse_args([])).symmetric  # the default stays both directions
+    assert not MultiViewConfig.from_args(build_parser().parse_args(["--no-symmetric"])).symmetric
 
 
 def test_a_batch_without_any_context_sentence_is_an_error(corpus):
@@ -175,11 +196,12 @@ def test_the_recipe_trains_evaluates_and_records_derived_trees(parsed_books, tmp
 
     config = MultiViewConfig(views="dep,const", parsed=parsed_books, word_dim=16, dim=12, eval_tasks=["trec", "sick-test"],
                              eval_max_rows=100, eval_folds=2, parse_cache=str(tmp_path / "parsed"),
-                             output=str(tmp_path / "run"))
+                             output=str(tmp_path / "run"), symmetric=False)
     config = replace(config, training=replace(config.training, batch_size=32, max_steps=4))
     results = train_multiview(config)
     saved = json.loads((tmp_path / "run" / "results.json").read_text())
     assert saved["train"]["steps"] == 4 and set(saved["after"]) == {"trec", "sick-test"}
+    assert saved["train"]["loss"]["symmetric"] is False  # the recipe's option reached the loss
     assert saved["config"]["constituency"].endswith("derived by head projection")
     assert results["after"]["trec"]["accuracy"] == saved["after"]["trec"]["accuracy"]
     # The evaluation sentences were parsed once into the cache, exactly the evaluated subsets.

@@ -27,13 +27,17 @@ class MultiViewBilinearLoss(nn.Module):
         ``context_size`` of it in the same document, every other sentence of the batch is a negative, and the
         sentence itself is left out. The score of anchor x and candidate y is ``c(x, y) = f(x)ᵀ W g(y)``, f and g
         being the model's two views and W a matrix this loss owns (Xavier-initialised; the
-        :class:`~st_contrastive.training.ContrastiveTrainer` saves, restores, clips and DDP-syncs it). With
-        ``symmetric`` the direction ``c(y, x)`` (anchor in view g) is added and the two are averaged.
+        :class:`~st_contrastive.training.ContrastiveTrainer` saves, restores, clips and DDP-syncs it).
+
+        The paper (§2.1, like QuickThought) scores one direction: the anchor in view f, the candidates in view g.
+        ``symmetric=True`` (the default) is this package's addition: it also scores ``c(y, x)`` (the anchor in view
+        g, through Wᵀ) and averages the two directions. ``symmetric=False`` is the paper's objective.
 
         Args:
             model (SentenceTransformer): A model ending in :class:`~st_contrastive.models.MultiView`.
             context_size (int): How many sentences on each side are positives. Defaults to 1 (QuickThought).
-            symmetric (bool): Also score with the anchor in view g. Defaults to True.
+            symmetric (bool): Also score with the anchor in view g and average both directions; not in the
+                paper, whose objective is ``symmetric=False``. Defaults to True (the results reported so far).
             gather_across_devices (bool): Candidates from every rank (labels are corpus positions, so they
                 stay unique). Defaults to False.
 
@@ -57,7 +61,8 @@ class MultiViewBilinearLoss(nn.Module):
             +-----------------------------+------------------------------+
 
         Relations:
-            - With one view twice and W = I this is QuickThought's loss (Logeswaran & Lee, 2018).
+            - With one view twice, W = I and ``symmetric=False`` this is QuickThought's loss (Logeswaran & Lee,
+              2018).
             - The multi-positive softmax is :func:`~st_contrastive.losses.contrastive_core.supcon` at τ = 1.
 
         Example:
