@@ -84,11 +84,75 @@ def test_one_direction_is_the_papers_objective_and_a_recipe_option(corpus):
     assert not MultiViewConfig.from_args(build_parser().parse_args(["--no-symmetric"])).symmetric
 
 
-def test_a_batch_without_any_context_sentence_is_an_error(corpus):
-    dataset, sentences = corpus
+@pytest.mark.parametrize("positions", [[0, 10, 20], [7]], ids=["one-sentence documents", "one sentence"])
+def test_a_batch_without_any_context_sentence_gives_a_zero_that_keeps_the_graph(corpus, caplog, positions):
+    _, sentences = corpus
     model = small_model(sentences)
-    with pytest.raises(ValueError, match="ContextBlockBatchSampler"):
-        MultiViewBilinearLoss(model)([model.preprocess(dataset["sentence"][:3])], torch.tensor([0, 10, 20]))
+    loss = MultiViewBilinearLoss(model)
+    texts = [s.text for s in sentences if len(s.tokens) > 3][:len(positions)]  # every cell of the trees in use
+    with caplog.at_level("WARNING"):
+        value = loss([model.preprocess(texts)], torch.tensor(positions))
+    assert value.item() == 0.0 and value.requires_grad
+    assert "No sentence of this batch has a context sentence" in caplog.text
+    value.backward()  # reaches every parameter (DDP's all-reduce needs each rank's backward), with zero gradients
+    trained = [p for p in [*model.parameters(), loss.bilinear] if p.requires_grad]
+    assert all(p.grad is not None and not p.grad.any() for p in trained)
+
+
+# Four sentences on two ranks: rank 0 holds three of one document, rank 1 a one-sentence document (no context on
+# any rank). Rank 1's loss must still reach backward, and the ranks' average must be the one-process loss.
+LONELY_POSITIONS = torch.tensor([0, 1, 2, 1_000_000])
+RANK_ROWS = (slice(0, 3), slice(3, 4))
+
+
+def _handmade_model_and_loss(gather: bool):
+    from st_contrastive.parsing import ParsedSentence
+
+    words = [["the", "cat", "sat"], ["a", "dog", "ran", "off"], ["it", "rained"], ["birds", "sang", "loudly"]]
+    sentences = [ParsedSentence(w, ["X"] * len(w), [2] + [0] + [2] * (len(w) - 2), ["dep"] * len(w), id=str(i))
+                 for i, w in enumerate(words)]
+    torch.manual_seed(0)
+    model = multiview_model(["dep", "seq"], sentences, parser=None, word_dim=8, dim=6)
+    loss = MultiViewBilinearLoss(model, gather_across_devices=gather)
+    with torch.no_grad():
+        loss.bilinear.normal_(0.0, 3.0)
+    return model, loss, sentences
+
+
+def _gradients(model, loss) -> dict[str, torch.Tensor]:
+    named = {"bilinear": loss.bilinear, **dict(model.named_parameters())}
+    return {name: p.grad.clone() for name, p in named.items() if p.grad is not None}
+
+
+def _rank_without_context(rank, init_file, results):
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=len(RANK_ROWS))
+    model, loss, sentences = _handmade_model_and_loss(gather=True)
+    rows = RANK_ROWS[rank]
+    value = loss([model[0].features(sentences[rows])], LONELY_POSITIONS[rows])
+    value.backward()
+    results[rank] = {"loss": value.item(), "grads": _gradients(model, loss)}
+    dist.destroy_process_group()
+
+
+def test_a_rank_without_context_trains_on_and_the_global_mean_stays_exact(tmp_path):
+    import torch.multiprocessing as mp
+
+    results = mp.Manager().dict()
+    mp.spawn(_rank_without_context, args=(str(tmp_path / "gloo-init"), results), nprocs=len(RANK_ROWS), join=True)
+    model, loss, sentences = _handmade_model_and_loss(gather=False)
+    value = loss([model[0].features(sentences)], LONELY_POSITIONS)  # one process: the lone sentence drops out
+    value.backward()
+    expected = _gradients(model, loss)
+    ranks = [results[r] for r in range(len(RANK_ROWS))]
+    assert ranks[1]["loss"] == 0.0
+    # DDP averages the ranks' gradients (ContrastiveTrainer does for W): the average is the one-process gradient.
+    assert sum(r["loss"] for r in ranks) / 2 == pytest.approx(value.item(), rel=1e-5)
+    assert set(ranks[1]["grads"]) == set(expected)  # rank 1's backward reached every parameter
+    for name, grad in expected.items():
+        torch.testing.assert_close((ranks[0]["grads"][name] + ranks[1]["grads"][name]) / 2, grad,
+                                   atol=1e-6, rtol=1e-4, msg=name)
 
 
 def test_block_sampler_keeps_sentences_together_and_shuffles_blocks():
@@ -104,6 +168,32 @@ def test_block_sampler_keeps_sentences_together_and_shuffles_blocks():
     assert list(sampler) != first  # a new block order each epoch
     assert first == list(ContextBlockBatchSampler(dataset, batch_size=5, seed=3))
     assert len(ContextBlockBatchSampler(dataset, batch_size=5, drop_last=True)) == 4
+
+
+@pytest.mark.parametrize(("rows", "sizes"), [(801, [400, 401]), (800, [400, 400]), (802, [2, 400, 400])])
+def test_a_one_sentence_last_block_joins_the_block_before_it(rows, sizes):
+    from datasets import Dataset
+
+    dataset = Dataset.from_dict({"sentence": [str(i) for i in range(rows)], "label": list(range(rows))})
+    blocks = list(ContextBlockBatchSampler(dataset, batch_size=400))
+    assert sorted(len(b) for b in blocks) == sizes and sorted(i for b in blocks for i in b) == list(range(rows))
+    assert all(b == list(range(b[0], b[0] + len(b))) for b in blocks)
+    assert [len(b) for b in ContextBlockBatchSampler(dataset, batch_size=400, drop_last=True)] == [400, 400]
+
+
+def test_training_801_sentences_at_batch_400_runs_every_step(corpus, tmp_path):
+    """The sampler's last block of one sentence once crashed the loss ("no sentence of the batch has a context")."""
+    from datasets import concatenate_datasets
+
+    dataset, sentences = corpus
+    copies = -(-801 // len(dataset))  # the corpus repeated as further documents, their positions past the first's
+    dataset = concatenate_datasets([dataset.map(lambda row, k=k: {"label": row["label"] + k * 10**8})
+                                    for k in range(copies)]).select(range(801))
+    model = small_model(sentences, ("seq", "seq"))
+    run = train(model, MultiViewBilinearLoss(model), dataset,
+                TrainSettings(output_dir=str(tmp_path / "checkpoints"), batch_size=400, epochs=1, warmup_ratio=0.0),
+                batch_sampler=ContextBlockBatchSampler)
+    assert run.steps == 2 and run.log_history[-1]["train_loss"] > 1.0  # one epoch: blocks of 400 and 401
 
 
 @pytest.mark.parametrize("views", [("dep", "seq"), ("dep", "const"), ("seq", "seq")])
