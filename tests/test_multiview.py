@@ -1,6 +1,7 @@
 """Multi-view structured encoders end to end: the bilinear context loss against a hand computation, the block
 sampler, training through the real trainer on parsed books, save → reload, encode on raw strings, bad input."""
 
+import gzip
 import json
 
 import pytest
@@ -225,11 +226,49 @@ def test_training_lowers_the_loss_and_the_checkpoint_reloads_identically(corpus,
     model.save(str(tmp_path / "model"))
     config = json.loads((tmp_path / "model" / "config_sentence_transformers.json").read_text())
     assert "st-contrastive" in config["requirements"]
-    texts = dataset["sentence"][:16]
+    texts = [s.text for s in sentences[:16]]  # raw strings: the reloaded model parses them, the trained one looks up
     reloaded = SentenceTransformer(str(tmp_path / "model"), trust_remote_code=True, device="cpu")
     assert torch.equal(model.encode(texts, convert_to_tensor=True), reloaded.encode(texts, convert_to_tensor=True))
     with pytest.raises(ValueError, match="trust_remote_code"):
         SentenceTransformer(str(tmp_path / "model"), device="cpu")
+
+
+# "Time flies like an arrow" read two ways: flies the verb, or "time flies" the subject of "like".
+TIME_FLIES = ("1\tTime\ttime\tNOUN\tNN\t_\t2\tnsubj\t_\t_\n2\tflies\tfly\tVERB\tVBZ\t_\t0\troot\t_\t_\n"
+              "3\tlike\tlike\tADP\tIN\t_\t5\tcase\t_\t_\n4\tan\ta\tDET\tDT\t_\t5\tdet\t_\t_\n"
+              "5\tarrow\tarrow\tNOUN\tNN\t_\t2\tobl\t_\t_\n\n"
+              "1\tTime\ttime\tNOUN\tNN\t_\t2\tcompound\t_\t_\n2\tflies\tfly\tNOUN\tNNS\t_\t3\tnsubj\t_\t_\n"
+              "3\tlike\tlike\tVERB\tVBP\t_\t0\troot\t_\t_\n4\tan\ta\tDET\tDT\t_\t5\tdet\t_\t_\n"
+              "5\tarrow\tarrow\tNOUN\tNN\t_\t3\tobj\t_\t_\n\n")
+
+
+def _write_parsed(path, sentences):
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        f.writelines(json.dumps(s.to_dict()) + "\n" for s in sentences)
+    return path
+
+
+@pytest.mark.parametrize("texts", ["none, as read from CoNLL-U", "identical"])
+def test_each_sentence_of_a_parsed_corpus_encodes_its_own_parse(tmp_path, texts):
+    """Parses are keyed by sentence id: CoNLL-U sentences (no text) and equal texts parsed differently stay apart."""
+    from st_contrastive.parsing import ParsedSentence, read_conllu
+
+    sentences = read_conllu(text=TIME_FLIES)
+    assert sentences[0].id != sentences[1].id and sentences[0].heads != sentences[1].heads
+    assert not sentences[0].text  # CoNLL-U without "# text": every row's text was "", so one parse served both
+    for sentence in sentences:
+        sentence.text = "" if texts.startswith("none") else "Time flies like an arrow"
+    dataset, loaded = load_sentence_corpus(_write_parsed(tmp_path / "parsed.jsonl.gz", sentences))
+    model = small_model(loaded, ("dep", "const"), parser=None)
+    embeddings = model.encode(dataset["sentence"], convert_to_tensor=True)
+    assert not torch.allclose(embeddings[0], embeddings[1], atol=1e-4)
+    for row, sentence in enumerate(sentences):  # each row equals its own parse encoded directly
+        torch.testing.assert_close(embeddings[row], model.encode([sentence], convert_to_tensor=True)[0])
+    clash = ParsedSentence.from_dict(sentences[1].to_dict() | {"id": sentences[0].id})
+    with pytest.raises(ValueError, match=f"two different parses have the sentence id '{sentences[0].id}'"):
+        model[0].add_parses([clash])
+    with pytest.raises(ValueError, match=f"sentence 2 repeats the id '{sentences[0].id}'"):
+        load_sentence_corpus(_write_parsed(tmp_path / "clash.jsonl.gz", [sentences[0], clash]))
 
 
 def test_a_missing_plugin_version_names_what_to_install(corpus, tmp_path):
