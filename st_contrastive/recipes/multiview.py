@@ -89,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--dim", type=int, default=defaults.dim, help="size of each view's sentence embedding "
                        "(the paper: 2400, so 4800 in all)")
     model.add_argument("--vocabulary-size", type=int, default=defaults.vocabulary_size,
-                       help="most frequent corpus words with an embedding (the paper: 50K)")
+                       help="most frequent corpus words with an embedding (the paper: 50K); with --word-vectors, "
+                       "the vectors' words the corpus uses most, then the others in the vectors' order")
     model.add_argument("--word-vectors", default=defaults.word_vectors, help="frozen pre-trained vectors instead: a "
                        "GloVe text file or spacy:en_core_web_md (the paper's GloVe configuration)")
     model.add_argument("--no-attention", dest="attention", action="store_false",
