@@ -61,6 +61,7 @@ def _step(rank, model_name, anchors, max_length, mini_batch_size, results) -> No
     from sentence_transformers import SentenceTransformer
 
     from st_contrastive.losses import CachedDeCLUTRLoss, DeCLUTRLoss
+    from st_contrastive.training import optimized_parameters
 
     torch.manual_seed(0)
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -68,7 +69,7 @@ def _step(rank, model_name, anchors, max_length, mini_batch_size, results) -> No
     model.train()
     features = _spans(model, anchors, max_length)
     loss = CachedDeCLUTRLoss(model, mini_batch_size=mini_batch_size) if mini_batch_size else DeCLUTRLoss(model)
-    optimizer = torch.optim.AdamW(list(loss.parameters()), lr=1e-6)
+    optimizer = torch.optim.AdamW(optimized_parameters(model, [loss]), lr=1e-6)
     for p in loss.parameters():  # optimizer state exists before the measured step, as it does from step 2 on
         p.grad = torch.zeros_like(p)
     optimizer.step()

@@ -39,6 +39,7 @@ def _train(rank, model_name, setting, precision, args, results) -> None:
     from sentence_transformers import SentenceTransformer
 
     from st_contrastive.losses import CachedDeCLUTRLoss, DeCLUTRLoss
+    from st_contrastive.training import optimized_parameters
 
     torch.manual_seed(0)
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -47,7 +48,7 @@ def _train(rank, model_name, setting, precision, args, results) -> None:
     mini_batch_size, sort_by_length = SETTINGS[setting]
     loss = (DeCLUTRLoss(model) if mini_batch_size == 0 else
             CachedDeCLUTRLoss(model, mini_batch_size=args.mini_batch_size, sort_by_length=sort_by_length))
-    optimizer = torch.optim.AdamW(list(loss.parameters()), lr=1e-6)
+    optimizer = torch.optim.AdamW(optimized_parameters(model, [loss]), lr=1e-6)
     batches = [_spans(model, args.anchors, args.max_length, seed=step) for step in range(args.steps + 1)]
 
     def step(features):

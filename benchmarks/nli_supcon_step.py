@@ -23,6 +23,7 @@ from sentence_transformers.sentence_transformer.losses import SoftmaxLoss
 from st_contrastive.data import PremiseGroupBatchSampler, load_nli
 from st_contrastive.default_model import default_model
 from st_contrastive.losses import NLISupConLoss
+from st_contrastive.training import optimized_parameters
 
 
 def time_step(loss, features, labels, optimizer) -> float:
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> dict:
     batches = list(PremiseGroupBatchSampler(pairs, batch_size=args.batch_size, seed=0))[: args.repeats + 1]
     supcon = NLISupConLoss(model, supcon_weight=0.3)
     softmax = SoftmaxLoss(model, model.get_embedding_dimension(), num_labels=3)
-    optimizer = torch.optim.AdamW([*model.parameters(), *supcon.classifier.parameters(), *softmax.classifier.parameters()], lr=1e-6)
+    optimizer = torch.optim.AdamW(optimized_parameters(model, [supcon, softmax]), lr=1e-6)  # each parameter once
 
     times = {"nli_supcon": [], "softmax": []}
     for step, rows in enumerate(batches):

@@ -57,3 +57,23 @@ def test_convert_refuses_a_non_empty_output_and_a_folder_without_a_model(tmp_pat
     assert (taken / "keep.txt").read_text() == "mine"
     with pytest.raises(FileNotFoundError, match="has no config.json"):
         convert(str(taken), str(tmp_path / "new"))
+
+
+def test_a_sentence_transformers_folder_is_refused_not_stripped_of_its_modules(tmp_path, tiny_mlm_dir, capsys):
+    """Converting would keep the transformer and drop Pooling and Normalize: the folder is refused in one line."""
+    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
+
+    from st_contrastive.cli import main as cli
+
+    transformer = Transformer(tiny_mlm_dir)
+    pooling = Pooling(transformer.get_embedding_dimension(), pooling_mode="cls")
+    source = tmp_path / "normalized"
+    SentenceTransformer(modules=[transformer, pooling, Normalize()], device="cpu").save(str(source))
+    with pytest.raises(ValueError, match=rf"SOURCE {source} is already a sentence-transformers model .*"
+                                         rf"SentenceTransformer\('{source}'\)"):
+        convert(str(source), str(tmp_path / "out"))
+    with pytest.raises(SystemExit) as exit_info:
+        cli(["convert", str(source), "--output", str(tmp_path / "out")])
+    assert "Normalize" in str(exit_info.value) and "\n" not in str(exit_info.value)
+    assert "Traceback" not in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -1,6 +1,7 @@
 """DeCLUTR through the real SentenceTransformerTrainer: loss falls, checkpoints, resume, clipping, DDP sync."""
 
 import json
+import warnings
 
 import pytest
 import torch
@@ -13,7 +14,7 @@ from st_contrastive.data import DeCLUTRDataCollator, SpanSampler, load_documents
 from st_contrastive.data_dir import data_file
 from st_contrastive.losses import DeCLUTRLoss
 from st_contrastive.training import LOSS_STATE_NAME, ContrastiveTrainer
-from st_contrastive.training.trainer import average_gradients_across_ranks
+from st_contrastive.training.trainer import average_gradients_across_ranks, optimized_parameters
 
 
 def make_trainer(model, output_dir, max_steps, save_steps=None, learning_rate=1e-3, max_grad_norm=1.0, optim="adamw_torch"):
@@ -134,6 +135,22 @@ def test_clipping_bounds_a_real_step_of_model_and_head_together(tmp_path, tiny_m
     step = torch.linalg.vector_norm(torch.stack([(p.detach() - b).norm() for p, b in zip(params, before)]))
     assert step.item() == pytest.approx(0.01, rel=1e-3)
     assert trainer.state.log_history[0]["grad_norm"] > 1.0  # the unclipped norm: clipping did cut the step
+
+
+def test_an_optimizer_built_by_hand_gets_each_parameter_once(tiny_model):
+    """A loss holds the model, so model + loss parameters list the encoder twice: AdamW warns and steps it twice."""
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+    declutr, mnrl = DeCLUTRLoss(tiny_model), MultipleNegativesRankingLoss(tiny_model)
+    with pytest.warns(UserWarning, match="duplicate parameters"):  # what the benchmarks did
+        torch.optim.AdamW(list(tiny_model.parameters()) + list(declutr.parameters()), lr=1e-6)
+    params = optimized_parameters(tiny_model, [declutr, mnrl])
+    assert len({id(p) for p in params}) == len(params)
+    everything = {id(p) for module in (tiny_model, declutr, mnrl) for p in module.parameters()}
+    assert {id(p) for p in params} == everything and len(everything) > len(list(tiny_model.parameters()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        torch.optim.AdamW(params, lr=1e-6)
 
 
 def _average_on_rank(rank, world_size, init_file, results):

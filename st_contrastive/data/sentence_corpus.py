@@ -22,12 +22,19 @@ def document_of(sentence_id: str) -> str:
 
 def load_sentence_corpus(path: str | Path, limit: int | None = None) -> tuple[Dataset, list[ParsedSentence]]:
     """The first ``limit`` sentences of a parsed corpus in reading order, as a dataset with a ``sentence`` column
-    (the text) and a ``label`` column (the sentence's position: its index in its document plus
-    ``DOCUMENT_STRIDE`` × the document's index), and their parses for
-    :meth:`~st_contrastive.models.ParsedTextInput.add_parses`."""
+    (``{"id": sentence id}``: each row reads its own parse, added with
+    :meth:`~st_contrastive.models.ParsedTextInput.add_parses`, so sentences with equal texts, or without text as
+    read from CoNLL-U, stay distinct) and a ``label`` column (the sentence's position: its index in its document
+    plus ``DOCUMENT_STRIDE`` × the document's index), and their parses. Ids must be unique and not empty."""
     sentences = list(itertools.islice(read_parsed(path), limit))
     if len(sentences) < 2:
         raise ValueError(f"{path}: {len(sentences)} parsed sentence(s); a context objective needs consecutive sentences")
+    seen = set()
+    for number, sentence in enumerate(sentences, start=1):
+        if not sentence.id or sentence.id in seen:
+            problem = "has no id" if not sentence.id else f"repeats the id {sentence.id!r}"
+            raise ValueError(f"{path}: sentence {number} {problem}; each row is keyed to its parse by a unique id")
+        seen.add(sentence.id)
     positions, document, index, within = [], None, -1, 0
     for sentence in sentences:
         if document_of(sentence.id) != document:
@@ -36,5 +43,5 @@ def load_sentence_corpus(path: str | Path, limit: int | None = None) -> tuple[Da
             raise ValueError(f"{path}: document {document!r} has over {DOCUMENT_STRIDE} sentences; split it")
         positions.append(index * DOCUMENT_STRIDE + within)
         within += 1
-    dataset = Dataset.from_dict({"sentence": [s.text for s in sentences], "label": positions})
+    dataset = Dataset.from_dict({"sentence": [{"id": s.id} for s in sentences], "label": positions})
     return dataset, sentences

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -10,6 +11,8 @@ from sentence_transformers import SentenceTransformer
 from torch import nn
 
 from st_contrastive.losses.contrastive_core import gather_candidates, supcon
+
+logger = logging.getLogger(__name__)
 
 
 class MultiViewBilinearLoss(nn.Module):
@@ -27,13 +30,17 @@ class MultiViewBilinearLoss(nn.Module):
         ``context_size`` of it in the same document, every other sentence of the batch is a negative, and the
         sentence itself is left out. The score of anchor x and candidate y is ``c(x, y) = f(x)ᵀ W g(y)``, f and g
         being the model's two views and W a matrix this loss owns (Xavier-initialised; the
-        :class:`~st_contrastive.training.ContrastiveTrainer` saves, restores, clips and DDP-syncs it). With
-        ``symmetric`` the direction ``c(y, x)`` (anchor in view g) is added and the two are averaged.
+        :class:`~st_contrastive.training.ContrastiveTrainer` saves, restores, clips and DDP-syncs it).
+
+        The paper (§2.1, like QuickThought) scores one direction: the anchor in view f, the candidates in view g.
+        ``symmetric=True`` (the default) is this package's addition: it also scores ``c(y, x)`` (the anchor in view
+        g, through Wᵀ) and averages the two directions. ``symmetric=False`` is the paper's objective.
 
         Args:
             model (SentenceTransformer): A model ending in :class:`~st_contrastive.models.MultiView`.
             context_size (int): How many sentences on each side are positives. Defaults to 1 (QuickThought).
-            symmetric (bool): Also score with the anchor in view g. Defaults to True.
+            symmetric (bool): Also score with the anchor in view g and average both directions; not in the
+                paper, whose objective is ``symmetric=False``. Defaults to True (the results reported so far).
             gather_across_devices (bool): Candidates from every rank (labels are corpus positions, so they
                 stay unique). Defaults to False.
 
@@ -47,7 +54,9 @@ class MultiViewBilinearLoss(nn.Module):
             1. A model whose last module is :class:`~st_contrastive.models.MultiView`.
             2. Batches of consecutive sentences, labelled with their position in the corpus (documents separated
                by a gap larger than ``context_size``). Without labels the batch itself is taken as one run of
-               consecutive sentences.
+               consecutive sentences. A sentence without a context sentence in the batch drops out of the mean; a
+               batch with none (one sentence, one-sentence documents) gives a zero loss that keeps the graph, and a
+               warning, so that training (on every DDP rank) goes on.
 
         Inputs:
             +-----------------------------+------------------------------+
@@ -57,7 +66,8 @@ class MultiViewBilinearLoss(nn.Module):
             +-----------------------------+------------------------------+
 
         Relations:
-            - With one view twice and W = I this is QuickThought's loss (Logeswaran & Lee, 2018).
+            - With one view twice, W = I and ``symmetric=False`` this is QuickThought's loss (Logeswaran & Lee,
+              2018).
             - The multi-positive softmax is :func:`~st_contrastive.losses.contrastive_core.supcon` at τ = 1.
 
         Example:
@@ -98,26 +108,30 @@ class MultiViewBilinearLoss(nn.Module):
             raise ValueError(f"MultiViewBilinearLoss reads one column of consecutive sentences, got {len(features)}")
         f, g = self.model(features[0])["view_embeddings"]
         positions = labels if labels is not None else torch.arange(len(f), device=f.device)
-        loss = self.direction(f, g, self.bilinear, positions)
-        if self.symmetric:
-            loss = (loss + self.direction(g, f, self.bilinear.T, positions)) / 2
+        loss, without_context = self.direction(f, g, self.bilinear, positions)
+        if self.symmetric:  # the same positives in both directions
+            loss = (loss + self.direction(g, f, self.bilinear.T, positions)[0]) / 2
+        if without_context == len(f):
+            # A zero that keeps the graph, not an error: under DDP every rank must reach backward (the gradient
+            # all-reduce, the gather's backward), so one rank's batch of one-sentence documents must not stop the
+            # others; supcon counted this rank's share of the anchors as zero, so the global mean stays exact.
+            logger.warning("No sentence of this batch has a context sentence among the candidates (positions %s…): "
+                           "its loss is zero. Batch consecutive sentences with ContextBlockBatchSampler.",
+                           positions[:8].tolist())
         return loss
 
     def direction(self, anchors: torch.Tensor, candidates: torch.Tensor, bilinear: torch.Tensor,
-                  positions: torch.Tensor) -> torch.Tensor:
-        """Mean over anchors of −mean over its context sentences of log softmax_j c(anchor, candidate_j)."""
+                  positions: torch.Tensor) -> tuple[torch.Tensor, int]:
+        """Mean over anchors of −mean over its context sentences of log softmax_j c(anchor, candidate_j), and how
+        many anchors have no context sentence among the candidates (they drop out of the mean)."""
         gathered = gather_candidates(candidates, positions, gather_across_devices=self.gather_across_devices)
         scores = (anchors.float() @ bilinear.float()) @ gathered.embeddings.float().T
         distance = (positions[:, None] - gathered.labels[None, :]).abs()
         candidate_mask = gathered.not_self(len(anchors))
         # Ranks' blocks may hold different numbers of sentences with a context (a short last block): supcon weights
         # each rank's mean so that DDP's average is the mean over every anchor.
-        loss, dropped = supcon(scores, (distance <= self.context_size) & candidate_mask, candidate_mask, 1.0,
-                               gather_across_devices=self.gather_across_devices)
-        if dropped == len(anchors):
-            raise ValueError(f"no sentence of the batch has a context sentence in it (positions "
-                             f"{positions[:8].tolist()}…): batch consecutive sentences with ContextBlockBatchSampler")
-        return loss
+        return supcon(scores, (distance <= self.context_size) & candidate_mask, candidate_mask, 1.0,
+                      gather_across_devices=self.gather_across_devices)
 
     def get_config_dict(self) -> dict[str, Any]:
         return {"context_size": self.context_size, "symmetric": self.symmetric,

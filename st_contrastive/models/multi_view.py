@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from typing import ClassVar
 
@@ -81,8 +82,9 @@ def multiview_model(views: list[str], sentences: Iterable[ParsedSentence], parse
     """A ``SentenceTransformer`` of :class:`ParsedTextInput` + :class:`MultiView`, Xavier-initialised.
 
     The vocabulary is the ``max_words`` most frequent tokens of ``sentences`` (the paper: 50K, trained), or with
-    ``word_vectors`` (``(words, vectors)`` from :func:`~st_contrastive.models.load_word_vectors`) the vectors'
-    first ``max_words`` words, frozen (the paper's GloVe configuration; ``word_dim`` becomes theirs).
+    ``word_vectors`` (``(words, vectors)`` from :func:`~st_contrastive.models.load_word_vectors`) ``max_words`` of
+    the vectors' words, frozen (the paper's GloVe configuration; ``word_dim`` becomes theirs): those that
+    ``sentences`` use, most used first, then the others in the vectors' order (see :func:`vocabulary_from_vectors`).
     """
     from sentence_transformers import SentenceTransformer
 
@@ -91,7 +93,9 @@ def multiview_model(views: list[str], sentences: Iterable[ParsedSentence], parse
         views_module = MultiView(views, len(vocabulary), word_dim, dim, frozen_embeddings=False, attention=attention)
     else:
         words, vectors = word_vectors
-        vocabulary = vocabulary_from_vectors(words, max_words)
+        # spaCy's tables have no frequency order: the corpus's own counts keep its words (and "the") in.
+        counts = Counter(token for s in sentences for token in s.tokens)
+        vocabulary = vocabulary_from_vectors(words, max_words, token_counts=counts)
         table = WordEmbeddings.from_vectors(vocabulary, words, vectors, frozen=True)[0].embedding.weight.detach()
         views_module = MultiView(views, len(vocabulary), table.shape[1], dim, frozen_embeddings=True,
                                  attention=attention)

@@ -24,9 +24,11 @@ PLUGIN_REQUIREMENT = {"st-contrastive": {"specifier": ">=0.1.0",
 class ParsedTextInput(InputModule):
     """Turns sentences into what the view encoders read: padded word ids, dependency heads and binary trees.
 
-    An input is a raw string, a :class:`~st_contrastive.parsing.ParsedSentence`, or its ``to_dict()``. Strings
-    are looked up in :attr:`parses` (pre-parsed text, e.g. a ``st-contrastive parse`` cache added with
-    :meth:`add_parses`) and otherwise parsed on the fly with ``parser`` (a spec for
+    An input is a raw string, a :class:`~st_contrastive.parsing.ParsedSentence`, its ``to_dict()``, or
+    ``{"id": ID}``: the parse added with :meth:`add_parses` under that sentence id (what
+    :func:`~st_contrastive.data.load_sentence_corpus` puts in its dataset, so every sentence trains on its own
+    parse, whatever its text). Strings are looked up in :attr:`parses` (pre-parsed text, e.g. a ``st-contrastive
+    parse`` cache added with :meth:`add_parses`) and otherwise parsed on the fly with ``parser`` (a spec for
     :func:`~st_contrastive.parsing.make_parser`), so ``model.encode(["A sentence."])`` just works. A sentence
     without a constituency tree gets one by head projection; trees are binarized for the binary Tree-LSTM.
 
@@ -40,14 +42,23 @@ class ParsedTextInput(InputModule):
     def __init__(self, vocabulary: Vocabulary, parser: str | None = "spacy", lowercase: bool = False) -> None:
         super().__init__()
         self.vocabulary, self.parser, self.lowercase = vocabulary, parser, lowercase
-        self.parses: dict[str, ParsedSentence] = {}
+        self.parses: dict[str, ParsedSentence] = {}  # by text, for raw strings
+        self.parses_by_id: dict[str, ParsedSentence] = {}  # by sentence id, for {"id": ...} references
         self.parse_cache: ParseCache | None = None
         self._parser = None
 
     def add_parses(self, sentences: Iterable[ParsedSentence]) -> None:
-        """Use these parses for their texts (``ParsedSentence.text``) instead of parsing them again."""
+        """Keep these parses under their ids, for ``{"id": ...}`` inputs, and under their texts, so a raw string
+        equal to one is not parsed again. Identical texts keep their own parses through their ids (a raw string
+        gets the first one added); a sentence without text (read from CoNLL-U) is reachable by its id only. Two
+        different parses under one id are a ValueError naming it."""
         for sentence in sentences:
-            self.parses[sentence.text] = sentence
+            if sentence.id:
+                known = self.parses_by_id.setdefault(sentence.id, sentence)
+                if known is not sentence and known != sentence:
+                    raise ValueError(f"two different parses have the sentence id {sentence.id!r}: ids must be unique")
+            if sentence.text:
+                self.parses.setdefault(sentence.text, sentence)
 
     def cache_parses_in(self, path: str | Path) -> None:
         """Keep the parses of new texts in a jsonl.gz at ``path`` and read them back from it, so later models
@@ -82,11 +93,21 @@ class ParsedTextInput(InputModule):
                 sentences.append(next(parsed_texts))
             elif isinstance(x, ParsedSentence):
                 sentences.append(x)
+            elif isinstance(x, dict) and "tokens" not in x and "id" in x:
+                sentences.append(self.added_parse(x["id"]))
             elif isinstance(x, dict):
                 sentences.append(ParsedSentence.from_dict(x))
             else:
                 raise TypeError(f"a multi-view model reads strings or parsed sentences, not {type(x).__name__}")
         return self.features(sentences)
+
+    def added_parse(self, sentence_id: str) -> ParsedSentence:
+        """The parse added under ``sentence_id``."""
+        found = self.parses_by_id.get(sentence_id)
+        if found is None:
+            raise ValueError(f"no parse was added with the sentence id {sentence_id!r}: add_parses(...) the parsed "
+                             "corpus the dataset was loaded from")
+        return found
 
     def features(self, sentences: list[ParsedSentence]) -> dict[str, torch.Tensor]:
         longest = max(len(s.tokens) for s in sentences)  # a ParsedSentence has at least one token

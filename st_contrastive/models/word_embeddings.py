@@ -6,7 +6,8 @@ and updated during training; and frozen pre-trained GloVe vectors, with the vect
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 
 import numpy
 import torch
@@ -67,9 +68,24 @@ class WordEmbeddings(nn.Module):
         return self.embedding(ids)
 
 
-def vocabulary_from_vectors(words: Sequence[str], max_size: int | None = None) -> Vocabulary:
-    """The frozen configuration's vocabulary: the vectors' own words in their order (the first ``max_size``
-    distinct ones), after ``[PAD]`` and ``[UNK]``; a repeated word or one spelled like a special is not added
-    again."""
+def vocabulary_from_vectors(words: Sequence[str], max_size: int | None = None,
+                            token_counts: Mapping[str, int] | None = None) -> Vocabulary:
+    """The frozen configuration's vocabulary: ``max_size`` of the vectors' own distinct words, after ``[PAD]`` and
+    ``[UNK]``; a repeated word or one spelled like a special is not added again.
+
+    With ``token_counts`` (a corpus's tokens and their counts) the words the corpus uses come first, most used
+    first (a token counts for the word :meth:`Vocabulary.lookup` would find: itself, else its lowercased form),
+    then the other words in the vectors' order. Without them the vectors' order alone decides, which is frequency
+    order for GloVe/word2vec files but arbitrary for a spaCy table (en_core_web_md starts with '1-800-398-3128'),
+    so a spaCy vocabulary cut to ``max_size`` needs the counts to keep "the".
+    """
     kept = [word for word in dict.fromkeys(words) if word not in (PAD, UNK)]
+    if token_counts:
+        present = set(kept)
+        uses: Counter[str] = Counter()
+        for token, count in token_counts.items():
+            word = token if token in present else token.lower()
+            if word in present:
+                uses[word] += count
+        kept.sort(key=lambda word: -uses[word])  # stable: ties (unused words) keep the vectors' order
     return Vocabulary(kept[:max_size])

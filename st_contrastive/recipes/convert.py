@@ -5,7 +5,9 @@
 
 SOURCE is a ``*ForMaskedLM`` folder or Hub repo (an original DeCLUTR release, this package's `pretrain-mlm`
 output, any BERT/RoBERTa checkpoint). The result is its encoder with mean pooling, the embedding DeCLUTR trains,
-saved as a regular checkpoint that loads with `SentenceTransformer(DIR)`, without this package.
+saved as a regular checkpoint that loads with `SentenceTransformer(DIR)`, without this package. A SOURCE that is
+already a sentence-transformers model is refused: converting would keep its transformer and drop the rest (its
+pooling, a Normalize), and it loads as it is.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import argparse
 from pathlib import Path
 
 from st_contrastive.recipes.help_format import DefaultsHelpFormatter
-from st_contrastive.recipes.input_checks import require_source
+from st_contrastive.recipes.input_checks import is_sentence_encoder, require_source
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,6 +34,10 @@ def convert(source: str, output: str, max_seq_length: int | None = None) -> Path
     require_source(source, "SOURCE")
     if Path(output).exists() and any(Path(output).iterdir()):
         raise FileExistsError(f"--output {output} exists and is not empty: choose a new folder")
+    if _is_sentence_transformer(source):
+        raise ValueError(f"SOURCE {source} is already a sentence-transformers model (it has a modules.json), and "
+                         "converting it would drop its pooling and Normalize modules: use it as it is, "
+                         f"SentenceTransformer({source!r}) or a recipe's --model {source}")
     if Path(source).is_dir() and not (Path(source) / "config.json").exists():
         raise FileNotFoundError(f"SOURCE {source} has no config.json: it is not a transformers model folder")
     from st_contrastive.models import mean_pooled_encoder
@@ -39,6 +45,21 @@ def convert(source: str, output: str, max_seq_length: int | None = None) -> Path
     model = mean_pooled_encoder(source, max_seq_length)
     model.save(output)
     return Path(output)
+
+
+def _is_sentence_transformer(source: str) -> bool:
+    """A saved SentenceTransformer: a folder with modules.json, or a Hub repo that has one (in the cache, or online
+    unless HF_HUB_OFFLINE is set)."""
+    if is_sentence_encoder(source):
+        return True
+    import huggingface_hub
+
+    if Path(source).is_dir() or huggingface_hub.constants.HF_HUB_OFFLINE:
+        return False
+    try:
+        return huggingface_hub.file_exists(source, "modules.json")
+    except Exception:  # noqa: BLE001 - the Hub unreachable or the id unknown: loading the model reports it
+        return False
 
 
 def main(argv: list[str] | None = None) -> Path:

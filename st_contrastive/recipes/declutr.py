@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from st_contrastive.data_dir import SHARED_CORPORA
 from st_contrastive.evaluation.protocol import expand_tasks
 from st_contrastive.recipes.help_format import DefaultsHelpFormatter
-from st_contrastive.recipes.input_checks import require_source
+from st_contrastive.recipes.input_checks import is_sentence_encoder, require_source
 from st_contrastive.recipes.push import add_push_argument, check_push, publish
 from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
 
@@ -212,16 +212,6 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
         print(reading(sentence_encoder, config.documents))
     publish(output, config.push_to_hub)
     return results
-
-
-def is_sentence_encoder(model: str) -> bool:
-    """Whether ``model`` (a folder or a Hub id) is a saved SentenceTransformer rather than a plain transformers model
-    that sentence-transformers reads with mean pooling."""
-    if Path(model).is_dir():
-        return (Path(model) / "modules.json").exists()
-    from huggingface_hub import try_to_load_from_cache
-
-    return isinstance(try_to_load_from_cache(model, "modules.json"), str)  # loaded just before, so cached
 
 
 def reading(sentence_encoder: bool, documents: str) -> str:

@@ -23,3 +23,14 @@ def require_source(value: str | None, option: str, names: tuple[str, ...] = ()) 
         choices = f"one of {', '.join(names)}, " if names else ""
         raise FileNotFoundError(f"{option} {value}: no such file or folder (expected {choices}a local path or a "
                                 "Hugging Face Hub id)")
+
+
+def is_sentence_encoder(model: str) -> bool:
+    """Whether ``model`` (a folder or a Hub id) is a saved SentenceTransformer rather than a plain transformers model
+    that sentence-transformers reads with mean pooling. A Hub id is looked up in the local cache only (a recipe asks
+    once the model is loaded, so its ``modules.json`` is there if it has one)."""
+    if Path(model).is_dir():
+        return (Path(model) / "modules.json").exists()
+    from huggingface_hub import try_to_load_from_cache
+
+    return isinstance(try_to_load_from_cache(model, "modules.json"), str)

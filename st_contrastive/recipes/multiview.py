@@ -42,6 +42,7 @@ class MultiViewConfig(RecipeConfig):
     word_vectors: str | None = None
     attention: bool = True
     context_size: int = 1
+    symmetric: bool = True  # both scoring directions averaged: this package's addition; False is the paper's
     eval_tasks: list[str] = field(default_factory=lambda: list(PAPER_TASKS))
     eval_folds: int = 10
     eval_max_rows: int | None = None
@@ -88,13 +89,17 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--dim", type=int, default=defaults.dim, help="size of each view's sentence embedding "
                        "(the paper: 2400, so 4800 in all)")
     model.add_argument("--vocabulary-size", type=int, default=defaults.vocabulary_size,
-                       help="most frequent corpus words with an embedding (the paper: 50K)")
+                       help="most frequent corpus words with an embedding (the paper: 50K); with --word-vectors, "
+                       "the vectors' words the corpus uses most, then the others in the vectors' order")
     model.add_argument("--word-vectors", default=defaults.word_vectors, help="frozen pre-trained vectors instead: a "
                        "GloVe text file or spacy:en_core_web_md (the paper's GloVe configuration)")
     model.add_argument("--no-attention", dest="attention", action="store_false",
                        help="plain child sum in the DEP view instead of the paper's attentive one")
     model.add_argument("--context-size", type=int, default=defaults.context_size,
                        help="neighbours on each side that are positives")
+    model.add_argument("--no-symmetric", dest="symmetric", action="store_false",
+                       help="score only c(f(s), g(s')), the paper's objective (§2.1); by default the direction "
+                       "c(g(s), f(s')) is added and both are averaged, an addition of this package")
 
     add_training_arguments(parser, defaults.training, batch_size_help="consecutive sentences per batch")
 
@@ -175,7 +180,8 @@ def train_multiview(config: MultiViewConfig) -> dict:
     else:
         # Under DDP each rank takes its own block of consecutive sentences and scores it against every rank's:
         # the labels are corpus positions, so contexts stay exact across blocks.
-        loss = MultiViewBilinearLoss(model, context_size=config.context_size, gather_across_devices=is_distributed())
+        loss = MultiViewBilinearLoss(model, context_size=config.context_size, symmetric=config.symmetric,
+                                     gather_across_devices=is_distributed())
         run = train(model, loss, dataset, replace(config.training, output_dir=str(output / "checkpoints")),
                     batch_sampler=ContextBlockBatchSampler)
     if not is_main_process():  # the other ranks of a torchrun/accelerate job: rank 0 saves, evaluates and writes

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterable
 
 import torch
 import torch.distributed as dist
@@ -50,14 +51,7 @@ class ContrastiveTrainer(SentenceTransformerTrainer):
 
     def loss_parameters(self) -> list[nn.Parameter]:
         """Parameters of the loss(es) that are not the model's (tied weights belong to the model)."""
-        model_params = {id(p) for p in self.model.parameters()}
-        seen, params = set(), []
-        for loss in self.named_losses().values():
-            for p in loss.parameters():
-                if id(p) not in model_params and id(p) not in seen:
-                    seen.add(id(p))
-                    params.append(p)
-        return params
+        return loss_own_parameters(self.model, self.named_losses().values())
 
     def _model_keys(self, loss: nn.Module) -> set[str]:
         """Keys of ``loss.state_dict()`` holding the model's tensors (its encoder, weights tied to it)."""
@@ -109,18 +103,38 @@ class ContrastiveTrainer(SentenceTransformerTrainer):
     # Clipping and distributed gradients ------------------------------------------------------------------
     def _clip_grad_norm(self, model):
         self._average_loss_gradients()
-        params = list(model.parameters()) + self.loss_parameters()
-        return self.accelerator.clip_grad_norm_(params, self.args.max_grad_norm)
+        return self.accelerator.clip_grad_norm_(optimized_parameters(model, self.named_losses().values()),
+                                                self.args.max_grad_norm)
 
     def _get_grad_norm(self, model, grad_norm=None):
         if grad_norm is None:  # no clipping this run: still sync, and report the norm of everything trained
             self._average_loss_gradients()
-            grad_norm = self.accelerator.clip_grad_norm_(list(model.parameters()) + self.loss_parameters(), float("inf"))
+            everything = optimized_parameters(model, self.named_losses().values())
+            grad_norm = self.accelerator.clip_grad_norm_(everything, float("inf"))
         return super()._get_grad_norm(model, grad_norm=grad_norm)
 
     def _average_loss_gradients(self) -> None:
         """DDP averages the model's gradients only; average the loss's own so no rank drifts."""
         average_gradients_across_ranks(self.loss_parameters())
+
+
+def loss_own_parameters(model: nn.Module, losses: Iterable[nn.Module]) -> list[nn.Parameter]:
+    """Parameters of ``losses`` that are not ``model``'s, each once: a loss holds the model as ``self.model``, so
+    its ``parameters()`` repeat the encoder's, and weights tied to the model belong to the model."""
+    model_params = {id(p) for p in model.parameters()}
+    seen, params = set(), []
+    for loss in losses:
+        for p in loss.parameters():
+            if id(p) not in model_params and id(p) not in seen:
+                seen.add(id(p))
+                params.append(p)
+    return params
+
+
+def optimized_parameters(model: nn.Module, losses: Iterable[nn.Module]) -> list[nn.Parameter]:
+    """What an optimizer built by hand should step: the model's parameters, then the losses' own, each exactly once
+    (``[*model.parameters(), *loss.parameters()]`` lists the encoder twice, and AdamW would step it twice)."""
+    return [*model.parameters(), *loss_own_parameters(model, losses)]
 
 
 def average_gradients_across_ranks(params: list[nn.Parameter]) -> None:
