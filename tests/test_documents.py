@@ -57,7 +57,7 @@ def test_prepare_tokenizes_once_and_reports_short_documents(tiny_model, tmp_path
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     documents = load_documents(path)
     with pytest.raises(ValueError, match=r"row 1 \(id='tiny'\) with \d+ tokens"):
-        prepare_declutr_dataset(documents, tiny_model.tokenizer, SpanSampler(max_length=64))
-    kept = prepare_declutr_dataset(documents, tiny_model.tokenizer, SpanSampler(max_length=64, short_documents="skip"))
+        prepare_declutr_dataset(documents, tiny_model.tokenizer, SpanSampler(max_length=64, short_documents="error"))
+    kept = prepare_declutr_dataset(documents, tiny_model.tokenizer, SpanSampler(max_length=64))  # skip: the default
     assert kept.column_names == ["token_ids"] and len(kept) == 1
     assert kept[0]["token_ids"] == tiny_model.tokenizer("word " * 400, add_special_tokens=False)["input_ids"]
