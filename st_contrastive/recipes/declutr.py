@@ -189,8 +189,9 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     head_warmup = None
     if config.mlm_head_warmup_steps and config.mlm_weight > 0 and not loss.mlm_head.pretrained:
         head_warmup = warm_up_mlm_head(model, loss, dataset, collator, config, output)
-    run = train(model, loss, dataset, replace(config.training, output_dir=str(output / "checkpoints")),
-                data_collator=collator, evaluator=evaluator)
+    # Recorded as trained: results.json must name the folder the checkpoints went to, not the settings' default.
+    config = replace(config, training=replace(config.training, output_dir=str(output / "checkpoints")))
+    run = train(model, loss, dataset, config.training, data_collator=collator, evaluator=evaluator)
     if not main_process:  # the other ranks of a torchrun/accelerate job: rank 0 saves, evaluates and writes
         return {}
     model.save(str(output))
