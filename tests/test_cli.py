@@ -57,7 +57,7 @@ def test_errors_found_in_the_data_name_the_option_and_leave_nothing(tmp_path, ti
     short = tmp_path / "short.jsonl"
     short.write_text('{"text": "a document far too short for two anchors of 512 tokens"}\n')
     argv = ["declutr", "--model", tiny_mlm_dir, "--documents", str(short), "--max-length", "64", "--eval-tasks",
-            "--output", "out"]
+            "--short-documents", "error", "--output", "out"]
     done = run_cli(*argv, cwd=tmp_path)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "--short-documents skip" in done.stderr and "row 0" in done.stderr

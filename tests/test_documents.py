@@ -57,7 +57,22 @@ def test_prepare_tokenizes_once_and_reports_short_documents(tiny_model, tmp_path
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     documents = load_documents(path)
     with pytest.raises(ValueError, match=r"row 1 \(id='tiny'\) with \d+ tokens"):
-        prepare_declutr_dataset(documents, tiny_model.tokenizer, SpanSampler(max_length=64))
-    kept = prepare_declutr_dataset(documents, tiny_model.tokenizer, SpanSampler(max_length=64, short_documents="skip"))
+        prepare_declutr_dataset(documents, tiny_model.tokenizer, SpanSampler(max_length=64, short_documents="error"))
+    kept = prepare_declutr_dataset(documents, tiny_model.tokenizer, SpanSampler(max_length=64))  # skip: the default
     assert kept.column_names == ["token_ids"] and len(kept) == 1
     assert kept[0]["token_ids"] == tiny_model.tokenizer("word " * 400, add_special_tokens=False)["input_ids"]
+
+
+def test_documents_kept_after_a_skip_give_sentence_transformers_readable_rows(tiny_model, tmp_path):
+    """sentence-transformers' model card (run when a trainer is built) keeps the dataset's string columns, none
+    here, and reads sample rows: behind a select()'s indices mapping that was a table of zero rows."""
+    from sentence_transformers.sentence_transformer.model_card import SentenceTransformerModelCardData
+
+    path = tmp_path / "docs.jsonl"
+    texts = ["too short", "word " * 400, "also short", "more words " * 200, "word " * 300]
+    path.write_text("".join(json.dumps({"text": text}) + "\n" for text in texts))
+    kept = prepare_declutr_dataset(load_documents(path), tiny_model.tokenizer, SpanSampler(max_length=64))
+    assert len(kept) == 3 and kept._indices is None
+    tokenize = tiny_model.tokenizer
+    assert [row["token_ids"] for row in kept] == [tokenize(t, add_special_tokens=False)["input_ids"] for t in texts[1:2] + texts[3:]]
+    SentenceTransformerModelCardData().set_widget_examples(kept)  # ZeroDivisionError before the fix

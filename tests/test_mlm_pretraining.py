@@ -111,6 +111,14 @@ def test_interrupted_run_resumes_from_its_last_checkpoint(tmp_path, wiki_texts):
     resumed = pretrain_masked_lm(texts, interrupted, resume=True, **options)
     assert resumed["resumed"] and resumed["steps_done"] == full["steps_done"] == 10
     assert [entry["step"] for entry in full["held_out_log"]] == [5, 10]
+    # The held-out loss measured before the interruption comes back with the checkpoint's trainer state.
+    assert [entry["step"] for entry in resumed["held_out_log"]] == [5, 10]
+    for entry, reference in zip(resumed["held_out_log"], full["held_out_log"]):
+        assert entry["loss"] == pytest.approx(reference["loss"], abs=1e-5)
+        assert entry["mask_token_loss"] == pytest.approx(reference["mask_token_loss"], abs=1e-5)
+    saved = json.loads((interrupted / "pretraining.json").read_text())
+    assert saved["held_out_log"] == resumed["held_out_log"]
+    assert [step for step, _ in saved["train_loss_log"]] == [step for step, _ in full["train_loss_log"]]
     weights, reference = load_file(interrupted / "model.safetensors"), load_file(tmp_path / "full" / "model.safetensors")
     assert all(torch.allclose(weights[name], reference[name], atol=1e-6) for name in reference)
 

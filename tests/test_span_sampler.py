@@ -74,18 +74,40 @@ def test_seeded_reproducibility_and_fresh_draws():
 
 
 def test_short_document_error_names_the_document():
-    sampler = SpanSampler(num_anchors=2, max_length=64)
+    sampler = SpanSampler(num_anchors=2, max_length=64, short_documents="error")
     with pytest.raises(ValueError, match=r"row 1 \(id='b'\) with 100 tokens.*need 256"):
         sampler.select_documents([300, 100, 50], ["row 0 (id='a')", "row 1 (id='b')", "row 2 (id='c')"])
     with pytest.raises(ValueError, match="too short"):
         sampler.sample(100)
 
 
-def test_short_documents_skip_counts(caplog):
-    sampler = SpanSampler(num_anchors=2, max_length=64, short_documents="skip")
+def test_short_documents_are_skipped_and_counted_by_default(caplog):
+    # The paper's corpus held only documents of 2·A·ℓmax tokens or more: skipping is the default.
+    sampler = SpanSampler(num_anchors=2, max_length=64)
     with caplog.at_level("WARNING"):
         assert sampler.select_documents([300, 100, 256, 50]) == [0, 2]
-    assert "Skipped 2 of 4 documents" in caplog.text
+    assert "Skipped 2 of 4 documents shorter than 256 tokens" in caplog.text
+
+
+@pytest.mark.parametrize(("messages_for", "skip", "shrink", "max_length"), [
+    ("python", "SpanSampler(short_documents='skip')", "SpanSampler(short_documents='shrink')",
+     "Lower SpanSampler(max_length=...) below 64"),
+    ("command-line", "--short-documents skip", "--short-documents shrink", "Lower --max-length below 64"),
+])
+def test_messages_name_the_setting_where_the_caller_sets_it(caplog, messages_for, skip, shrink, max_length):
+    """A Python caller is told SpanSampler's argument (prepare_declutr_dataset has none), the command line its option."""
+    strict = SpanSampler(max_length=64, short_documents="error", messages_for=messages_for)
+    with pytest.raises(ValueError) as error:
+        strict.select_documents([300, 100])
+    assert f"{max_length}, or pass {skip} to drop them, or {shrink} to scale" in str(error.value)
+    with pytest.raises(ValueError) as error:
+        SpanSampler(max_length=64, messages_for=messages_for).select_documents([10, 20])
+    assert str(error.value).endswith(f"{max_length}, or pass {shrink}.")
+    with caplog.at_level("WARNING"):
+        SpanSampler(max_length=64, messages_for=messages_for).select_documents([300, 100])
+    assert f"{shrink} keeps them with shorter spans" in caplog.text
+    other = "--" if messages_for == "python" else "SpanSampler("
+    assert other not in caplog.text + str(error.value)
 
 
 def test_short_documents_shrink_scales_lengths():
@@ -113,6 +135,8 @@ def test_bad_arguments():
         SpanSampler(min_length=64, max_length=32)
     with pytest.raises(ValueError, match="short_documents"):
         SpanSampler(short_documents="pad")
+    with pytest.raises(ValueError, match="messages_for"):
+        SpanSampler(messages_for="cli")
 
 
 def test_required_length_follows_the_anchor_gap():
@@ -123,7 +147,8 @@ def test_required_length_follows_the_anchor_gap():
     for _ in range(300):  # at exactly the required length, no draw fails
         sampler.sample(224, rng)
     with pytest.raises(ValueError, match="row 1 with 200 tokens, but 3 anchors of up to 32 tokens, at least 64 apart"):
-        sampler.select_documents([224, 200])
+        SpanSampler(num_anchors=3, num_positives=1, min_length=8, max_length=32, min_anchor_gap=64,
+                    short_documents="error").select_documents([224, 200])
     assert SpanSampler(num_anchors=3, max_length=32).min_document_length == 192  # default gap: the paper's length
     with pytest.raises(ValueError, match="min_anchor_gap must be 0 or more"):
         SpanSampler(min_anchor_gap=-1)

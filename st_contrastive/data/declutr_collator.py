@@ -162,9 +162,13 @@ def prepare_declutr_dataset(documents: Dataset, tokenizer, span_sampler: SpanSam
     lengths = [len(ids) for ids in tokenized["token_ids"]]
     names = _document_names(tokenized)
     keep = span_sampler.select_documents(lengths, names)
+    tokenized = tokenized.select_columns(["token_ids"])
     if len(keep) < len(tokenized):
-        tokenized = tokenized.select(keep)
-    return tokenized.select_columns(["token_ids"])
+        # Copied into a table of its own: a select() is an indices mapping over the whole table, and
+        # sentence-transformers' model card keeps a dataset's string columns (none here) before reading sample rows;
+        # datasets then leaves a table of zero rows behind that mapping (ZeroDivisionError: integer modulo by zero).
+        tokenized = tokenized.select(keep).flatten_indices()
+    return tokenized
 
 
 def _document_names(documents: Dataset) -> list[str]:

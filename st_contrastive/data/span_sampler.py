@@ -12,6 +12,7 @@ logger = logging.getLogger(__name__)
 
 Strategy = Literal["default", "adjacent", "subsuming"]
 ShortDocuments = Literal["error", "skip", "shrink"]
+MessagesFor = Literal["python", "command-line"]
 
 
 @dataclass(frozen=True)
@@ -58,9 +59,11 @@ class SpanSampler:
     stay true hard negatives. Pass ``min_anchor_gap=2 * max_length`` to also keep the positives of different
     anchors apart; documents then need ``(3·num_anchors − 2)·max_length`` tokens (``min_document_length``).
 
-    Documents shorter than ``min_document_length`` tokens raise an error naming them
-    (``short_documents="error"``), are dropped and counted (``"skip"``), or get every length scaled down to fit
-    (``"shrink"``, for corpora of short documents).
+    Documents shorter than ``min_document_length`` tokens are dropped and counted (``short_documents="skip"``,
+    the default: the paper trained only on documents of at least ``2·A·ℓmax`` = 2048 tokens), raise an error
+    naming the first of them (``"error"``), or get every length scaled down to fit (``"shrink"``, for corpora of
+    short documents). Errors and warnings name the settings to change as this class's arguments
+    (``messages_for="python"``) or as the options of ``st-contrastive declutr`` (``"command-line"``).
     """
 
     def __init__(
@@ -73,8 +76,9 @@ class SpanSampler:
         positive_beta: tuple[float, float] = (2.0, 4.0),
         strategy: Strategy = "default",
         min_anchor_gap: int | None = None,
-        short_documents: ShortDocuments = "error",
+        short_documents: ShortDocuments = "skip",
         seed: int = 0,
+        messages_for: MessagesFor = "python",
     ) -> None:
         if num_anchors < 1 or num_positives < 1:
             raise ValueError("num_anchors and num_positives must be at least 1")
@@ -86,6 +90,8 @@ class SpanSampler:
             raise ValueError(f"min_anchor_gap must be 0 or more tokens, not {min_anchor_gap}")
         if short_documents not in ("error", "skip", "shrink"):
             raise ValueError(f"short_documents must be 'error', 'skip' or 'shrink', not {short_documents!r}")
+        if messages_for not in ("python", "command-line"):
+            raise ValueError(f"messages_for must be 'python' or 'command-line', not {messages_for!r}")
         self.num_anchors = num_anchors
         self.num_positives = num_positives
         self.min_length = min_length
@@ -96,6 +102,7 @@ class SpanSampler:
         self.min_anchor_gap = max_length if min_anchor_gap is None else min_anchor_gap
         self.short_documents = short_documents
         self.seed = seed
+        self.messages_for = messages_for
         self._rng = np.random.default_rng(seed)
 
     @property
@@ -127,27 +134,35 @@ class SpanSampler:
     def is_too_short(self, num_tokens: int) -> bool:
         return num_tokens < self.shortest_document
 
+    def setting(self, name: str, value) -> str:
+        """How the reader changes a setting: this class's argument, or the command-line option that sets it."""
+        if self.messages_for == "command-line":
+            return f"--{name.replace('_', '-')} {value}"
+        return f"SpanSampler({name}={value!r})"
+
     def select_documents(self, lengths: list[int], names: list[str] | None = None) -> list[int]:
-        """Indices of the documents to train on; raises for short ones, or drops and counts them (``"skip"``)."""
+        """Indices of the documents to train on; drops and counts short ones (``"skip"``), or raises."""
         short = [i for i, n in enumerate(lengths) if self.is_too_short(n)]
         requirement = (f"{self.num_anchors} anchors of up to {self.max_length} tokens, at least {self.min_anchor_gap} "
                        f"apart, need {self.shortest_document} tokens")
+        option = "--max-length" if self.messages_for == "command-line" else "SpanSampler(max_length=...)"
+        lower = f"Lower {option} below {self.max_length}"
         if short and self.short_documents != "skip":
             first = short[0]
             name = names[first] if names else f"row {first}"
             raise ValueError(
                 f"{len(short)} of {len(lengths)} documents are too short for span sampling; the first is "
-                f"{name} with {lengths[first]} tokens, but {requirement}. Lower max_length (--max-length), or "
-                "pass short_documents='skip' (--short-documents skip) to drop them or 'shrink' (--short-documents "
-                "shrink) to scale span lengths down per document."
+                f"{name} with {lengths[first]} tokens, but {requirement}. {lower}, or pass "
+                f"{self.setting('short_documents', 'skip')} to drop them, or "
+                f"{self.setting('short_documents', 'shrink')} to scale span lengths down per document."
             )
         if short and len(short) == len(lengths):
             raise ValueError(f"all {len(lengths)} documents are too short for span sampling: {requirement}. "
-                             "Lower max_length (--max-length), or pass short_documents='shrink' "
-                             "(--short-documents shrink).")
+                             f"{lower}, or pass {self.setting('short_documents', 'shrink')}.")
         if short:
-            logger.warning("Skipped %d of %d documents shorter than %d tokens.", len(short), len(lengths),
-                           self.shortest_document)
+            logger.warning("Skipped %d of %d documents shorter than %d tokens (%s); %s keeps them with shorter spans, "
+                           "%s stops on them.", len(short), len(lengths), self.shortest_document, requirement,
+                           self.setting("short_documents", "shrink"), self.setting("short_documents", "error"))
         skipped = set(short)
         return [i for i in range(len(lengths)) if i not in skipped]
 
@@ -157,7 +172,7 @@ class SpanSampler:
         if self.is_too_short(num_tokens):
             raise ValueError(
                 f"a document of {num_tokens} tokens is too short: need {self.shortest_document}, or "
-                "short_documents='shrink'"
+                f"{self.setting('short_documents', 'shrink')}"
             )
         min_length, max_length, gap = self.lengths_for(num_tokens)
         anchors = self._sample_anchors(num_tokens, min_length, max_length, gap, rng)

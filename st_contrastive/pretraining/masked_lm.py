@@ -92,17 +92,28 @@ HELD_OUT_MLM_PROBABILITY = 0.15
 
 
 class HeldOutLossLog(TrainerCallback):
-    """Measure the held-out losses every ``every`` steps: the curve shows when the model leaves the unigram plateau."""
+    """Measure the held-out losses every ``every`` steps: the curve shows when the model leaves the unigram plateau.
+
+    The measurements go into the trainer's ``log_history``, which every checkpoint saves (``trainer_state.json``)
+    and a resume restores, so a resumed run keeps the curve measured before the interruption (:func:`held_out_log`).
+    """
 
     def __init__(self, model, batches: list[dict], mask_token_id: int, every: int):
         self.model, self.batches, self.mask_token_id, self.every = model, batches, mask_token_id, every
-        self.log: list[dict] = []
 
     def on_step_end(self, args, state, control, **kwargs):
+        # Called before the trainer saves this step's checkpoint, so the checkpoint holds this measurement too.
         if state.is_world_process_zero and state.global_step % self.every == 0:
             loss, mask_loss = held_out_mlm_losses(self.model, self.batches, self.mask_token_id)
-            self.log.append({"step": state.global_step, "loss": loss, "mask_token_loss": mask_loss})
+            state.log_history.append({"step": state.global_step, "held_out_loss": loss,
+                                      "held_out_mask_token_loss": mask_loss})
             logger.info("step %d: held-out MLM loss %.3f, [MASK]-token loss %.3f", state.global_step, loss, mask_loss)
+
+
+def held_out_log(log_history: list[dict]) -> list[dict]:
+    """The held-out losses :class:`HeldOutLossLog` measured, from the trainer's log (resumed runs included)."""
+    return [{"step": entry["step"], "loss": entry["held_out_loss"], "mask_token_loss": entry["held_out_mask_token_loss"]}
+            for entry in log_history if "held_out_loss" in entry]
 
 
 class StopAfterMinutes(TrainerCallback):
@@ -384,7 +395,7 @@ def pretrain_masked_lm(
         "settings": settings,
         "data": data,
         "train_loss_log": logged,
-        "held_out_log": curve.log,
+        "held_out_log": held_out_log(trainer.state.log_history),
         "resumed": bool(resume_from),
     }
     (output_dir / "pretraining.json").write_text(json.dumps(results, indent=2) + "\n")

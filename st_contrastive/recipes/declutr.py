@@ -40,7 +40,7 @@ class DeCLUTRConfig(RecipeConfig):
     max_length: int = 512
     strategy: str = "default"
     min_anchor_gap: int | None = None
-    short_documents: str = "error"
+    short_documents: str = "skip"  # the paper kept only documents long enough for its spans
     temperature: float = 0.05
     contrastive_weight: float = 1.0
     mlm_weight: float = 1.0
@@ -88,8 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     spans.add_argument("--min-anchor-gap", type=int, default=defaults.min_anchor_gap, help="minimum tokens between "
                        "anchors of a document; default max_length (reference code; the ACL text says 2·max_length)")
     spans.add_argument("--short-documents", choices=["error", "skip", "shrink"], default=defaults.short_documents,
-                       help="documents too short for A anchors of max_length tokens and their gaps: stop with an "
-                       "error, skip them, or shrink their spans")
+                       help="documents too short for A anchors of max_length tokens and their gaps: skip and count "
+                       "them (the paper kept only documents of 2·A·ℓmax tokens or more), stop with an error, or "
+                       "shrink their spans")
 
     objective = parser.add_argument_group("objective")
     objective.add_argument("--temperature", type=float, default=defaults.temperature, help="NT-Xent temperature τ")
@@ -157,7 +158,8 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
         return SpanSampler(num_anchors=config.num_anchors, num_positives=config.num_positives,
                            min_length=min(config.min_length, max_length), max_length=max_length,
                            strategy=config.strategy, min_anchor_gap=config.min_anchor_gap,
-                           short_documents=config.short_documents, seed=config.training.seed)
+                           short_documents=config.short_documents, seed=config.training.seed,
+                           messages_for="command-line")
 
     span_sampler(config.max_length)  # bad span settings stop here, before the model and the corpus load
     documents = load_corpus(config.documents, config.text_field, limit=config.max_documents)
@@ -187,8 +189,9 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     head_warmup = None
     if config.mlm_head_warmup_steps and config.mlm_weight > 0 and not loss.mlm_head.pretrained:
         head_warmup = warm_up_mlm_head(model, loss, dataset, collator, config, output)
-    run = train(model, loss, dataset, replace(config.training, output_dir=str(output / "checkpoints")),
-                data_collator=collator, evaluator=evaluator)
+    # Recorded as trained: results.json must name the folder the checkpoints went to, not the settings' default.
+    config = replace(config, training=replace(config.training, output_dir=str(output / "checkpoints")))
+    run = train(model, loss, dataset, config.training, data_collator=collator, evaluator=evaluator)
     if not main_process:  # the other ranks of a torchrun/accelerate job: rank 0 saves, evaluates and writes
         return {}
     model.save(str(output))
@@ -200,7 +203,8 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
         "method": "declutr",
         "model": config.model or "all-MiniLM-L6-v2 (default-model extra)",
         "output": str(output),
-        "config": asdict(config) | {"max_length": max_length, "documents_used": len(dataset)},
+        "config": asdict(config) | {"max_length": max_length, "documents_used": len(dataset),
+                                    "documents_skipped": len(documents) - len(dataset)},
         "train": run.summary(),
         "mlm_head_warmup": head_warmup.summary() if head_warmup else None,
         "base_is_sentence_encoder": sentence_encoder,

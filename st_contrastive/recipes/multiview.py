@@ -167,6 +167,8 @@ def train_multiview(config: MultiViewConfig) -> dict:
     vectors = load_word_vectors(config.word_vectors) if config.word_vectors else None
     views = config.view_pair
     output = Path(config.output or Path("runs") / f"multiview-{'-'.join(views)}")
+    # Recorded as trained: results.json must name the folder the checkpoints went to, not the settings' default.
+    config = replace(config, training=replace(config.training, output_dir=str(output / "checkpoints")))
     torch.manual_seed(config.training.seed)
     model = multiview_model(views, sentences, parser=config.parser, word_dim=config.word_dim, dim=config.dim,
                             attention=config.attention, max_words=config.vocabulary_size, word_vectors=vectors)
@@ -182,8 +184,7 @@ def train_multiview(config: MultiViewConfig) -> dict:
         # the labels are corpus positions, so contexts stay exact across blocks.
         loss = MultiViewBilinearLoss(model, context_size=config.context_size, symmetric=config.symmetric,
                                      gather_across_devices=is_distributed())
-        run = train(model, loss, dataset, replace(config.training, output_dir=str(output / "checkpoints")),
-                    batch_sampler=ContextBlockBatchSampler)
+        run = train(model, loss, dataset, config.training, batch_sampler=ContextBlockBatchSampler)
     if not is_main_process():  # the other ranks of a torchrun/accelerate job: rank 0 saves, evaluates and writes
         return {}
     model.save(str(output))

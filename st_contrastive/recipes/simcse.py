@@ -107,8 +107,9 @@ def train_simcse(config: SimCSEConfig) -> dict:
     # Sentences are cut to max_seq_length for training only (the paper's 32 tokens); evaluation and the saved
     # checkpoint keep the model's own limit.
     model_limit, model.max_seq_length = model.max_seq_length, min(config.max_seq_length, model.max_seq_length)
-    run = train(model, loss, dataset, replace(config.training, output_dir=str(output / "checkpoints")),
-                evaluator=evaluator)
+    # Recorded as trained: results.json must name the folder the checkpoints went to, not the settings' default.
+    config = replace(config, training=replace(config.training, output_dir=str(output / "checkpoints")))
+    run = train(model, loss, dataset, config.training, evaluator=evaluator)
     model.max_seq_length = model_limit
     if not main_process:  # the other ranks of a torchrun/accelerate job: rank 0 saves, evaluates and writes
         return {}

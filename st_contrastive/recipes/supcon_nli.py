@@ -144,9 +144,10 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
                          similarity=config.similarity, seed=config.training.seed,
                          gather_across_devices=is_distributed(), **cache)
     evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
-    run = train(model, loss, dataset, replace(config.training, output_dir=str(output / "checkpoints")),
-                batch_sampler=PremiseGroupBatchSampler, data_collator=PremiseGroupDataCollator(model.preprocess),
-                evaluator=evaluator)
+    # Recorded as trained: results.json must name the folder the checkpoints went to, not the settings' default.
+    config = replace(config, training=replace(config.training, output_dir=str(output / "checkpoints")))
+    run = train(model, loss, dataset, config.training, batch_sampler=PremiseGroupBatchSampler,
+                data_collator=PremiseGroupDataCollator(model.preprocess), evaluator=evaluator)
     if not main_process:  # the other ranks of a torchrun/accelerate job: rank 0 saves, evaluates and writes
         return {}
     model.save(str(output))
