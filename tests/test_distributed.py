@@ -61,9 +61,11 @@ def test_one_process_runs_the_block_and_keeps_its_own_decision(tmp_path, monkeyp
 # A rank as its own interpreter (multiprocessing's children skip atexit): it joins a gloo group the way the recipes
 # do, gathers, and reports, from an exit hook registered before ours (so it runs after), whether the group was alive.
 _EXITING_RANK = """
-import atexit, sys
+import atexit, gc, sys
 import torch, torch.distributed as dist
-atexit.register(lambda: print("group alive at exit:", dist.is_initialized(), flush=True))
+from torch.nn.parallel import DistributedDataParallel
+atexit.register(lambda: print("group alive at exit:", dist.is_initialized(), "| DDP wrappers alive:",
+                              sum(isinstance(o, DistributedDataParallel) for o in gc.get_objects()), flush=True))
 if sys.argv[2] == "trainer":  # what train() and the recipes do: the trainer's arguments join the group
     from st_contrastive.training.settings import TrainSettings
     TrainSettings(output_dir=sys.argv[3]).training_arguments()
@@ -73,6 +75,13 @@ else:  # what a parse cache or a tokenizer written once does
         pass
 gathered = [torch.zeros(1) for _ in range(2)]
 dist.all_gather(gathered, torch.ones(1))
+# A trained DDP wrapper left in a reference cycle, as the trainer leaves it (trainer <-> its callbacks): its reducer
+# keeps the C++ group and its gloo threads alive after destroy_process_group() unless the cycle is collected first.
+net = DistributedDataParallel(torch.nn.Linear(2, 2))
+net(torch.ones(1, 2)).sum().backward()
+cycle = {"ddp": net}
+cycle["self"] = cycle
+del net, cycle
 if sys.argv[1] == "fail":
     raise RuntimeError("a rank's uncaught error")
 """
@@ -91,8 +100,8 @@ def _exit_both_ranks(outcome: str, join: str, folder) -> list[str]:
 
 @pytest.mark.parametrize("join", ["trainer", "main_process_first"])
 def test_every_rank_destroys_its_process_group_when_it_exits(join, tmp_path):
-    assert _exit_both_ranks("finish", join, tmp_path) == ["group alive at exit: False"] * 2
+    assert _exit_both_ranks("finish", join, tmp_path) == ["group alive at exit: False | DDP wrappers alive: 0"] * 2
 
 
 def test_a_rank_that_fails_leaves_its_group_to_the_launcher(tmp_path):
-    assert _exit_both_ranks("fail", "trainer", tmp_path) == ["group alive at exit: True"] * 2
+    assert _exit_both_ranks("fail", "trainer", tmp_path) == ["group alive at exit: True | DDP wrappers alive: 1"] * 2

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import gc
 import os
 import sys
 from collections.abc import Iterator
@@ -92,7 +93,8 @@ def leave_process_group_at_exit() -> None:
     wherever the package joins the group: :func:`_process_group` and the trainer's arguments.
 
     A rank that leaves with its group still alive can abort in the interpreter's teardown ("terminate called
-    without an active exception"), and the launcher then kills the rank still saving the run. After an uncaught
+    without an active exception": a gloo worker thread frees a finished work, whose thread-local state holds a Python
+    object, and cannot take the GIL), and the launcher then kills the rank still saving the run. After an uncaught
     error the group is left alone: the other ranks may still be inside a collective, which NCCL's teardown would
     wait on, and the launcher ends the job anyway. One process: nothing.
     """
@@ -104,6 +106,11 @@ def _destroy_process_group() -> None:
     import torch.distributed as dist
 
     if dist.is_available() and dist.is_initialized() and getattr(sys, "last_value", None) is None:
+        # destroy_process_group() only forgets the group: a DistributedDataParallel wrapper still alive keeps the C++
+        # group and its gloo worker threads running into interpreter finalization, where a worker freeing its last
+        # work needs the GIL and aborts the process. The trainer holds its wrapper in a reference cycle (trainer and
+        # callbacks), so collect it first: the group then ends here, while the interpreter is whole.
+        gc.collect()
         dist.destroy_process_group()
 
 
