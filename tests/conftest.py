@@ -7,6 +7,7 @@ import gzip
 import itertools
 import json
 import os
+from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -17,7 +18,7 @@ import pytest
 import torch
 
 from st_contrastive.data_dir import data_file
-from st_contrastive.pretraining import build_masked_lm, train_wordpiece_tokenizer
+from st_contrastive.pretraining import build_masked_lm
 
 
 @pytest.fixture(scope="session")
@@ -27,11 +28,35 @@ def wiki_texts() -> list[str]:
         return [json.loads(line)["text"] for line in itertools.islice(f, 64)]
 
 
+def fixed_wordpiece_tokenizer(texts: list[str], vocab_size: int):
+    """A BERT tokenizer whose vocabulary is a pure function of ``texts``: the special tokens, every character alone
+    and as a continuation, then the most frequent words (ties by spelling).
+
+    tokenizers' WordPiece trainer breaks ties between equally frequent merges in hash order, which changes with
+    every process: each test session got other tokens (3 builds, 3 vocabularies), and a DDP tolerance test that
+    passed with one failed with another. Tests need the same inputs every time.
+    """
+    from tokenizers import normalizers, pre_tokenizers
+    from transformers import BertTokenizerFast
+
+    from st_contrastive.pretraining.wordpiece import SPECIAL_TOKENS
+
+    normalize, split = normalizers.BertNormalizer(lowercase=True), pre_tokenizers.BertPreTokenizer()
+    counts = Counter(word for text in texts for word, _ in split.pre_tokenize_str(normalize.normalize_str(text)))
+    characters = sorted({character for word in counts for character in word})
+    vocabulary = SPECIAL_TOKENS + characters + ["##" + character for character in characters]
+    known = set(vocabulary)
+    words = [word for word, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0])) if word not in known]
+    vocabulary += words[: vocab_size - len(vocabulary)]
+    return BertTokenizerFast(vocab={token: i for i, token in enumerate(vocabulary)}, do_lower_case=True,
+                             model_max_length=512)
+
+
 @pytest.fixture(scope="session")
 def tiny_mlm_dir(tmp_path_factory, wiki_texts) -> str:
-    """A saved tokenizer + random ``BertForMaskedLM`` (2 layers, hidden 32)."""
+    """A saved tokenizer + random ``BertForMaskedLM`` (2 layers, hidden 32), the same in every session."""
     path = tmp_path_factory.mktemp("tiny-bert")
-    tokenizer = train_wordpiece_tokenizer(wiki_texts, vocab_size=2000)
+    tokenizer = fixed_wordpiece_tokenizer(wiki_texts, vocab_size=2000)
     torch.manual_seed(0)
     model = build_masked_lm(tokenizer, hidden_size=32, num_layers=2, num_heads=2, max_position_embeddings=256)
     model.save_pretrained(path)
