@@ -29,6 +29,7 @@ class RoundTraining:
 
 
 REFERENCES = ("none", "setfit")
+SEEDS = {"simulated": 3, "human": 1}  # a person labels for one arm
 
 
 @dataclass
@@ -42,7 +43,7 @@ class ActiveLearningConfig:
     model: str | None = None  # None: all-MiniLM-L6-v2 from the default-model extra
     objectives: list[str] = field(default_factory=lambda: ["supcon-ce"])
     acquisitions: list[str] = field(default_factory=lambda: ["entropy"])
-    seeds: int = 3
+    seeds: int | None = None  # None: 3 with the simulated oracle, 1 with the human one
     initial: float = 0.01
     step: float = 0.01
     budget: float = 0.15
@@ -53,6 +54,10 @@ class ActiveLearningConfig:
     bald_samples: int = 10
     output: str = "runs/active"
     training: RoundTraining = field(default_factory=RoundTraining)
+
+    def __post_init__(self) -> None:
+        if self.seeds is None:
+            self.seeds = SEEDS.get(self.oracle, 1)
 
     def check(self) -> None:
         """Bad settings, each in one line naming the option, before any model loads."""
@@ -73,10 +78,17 @@ class ActiveLearningConfig:
         if not 0 < self.initial <= self.budget <= 1 or self.step <= 0:
             raise ValueError(f"need 0 < --initial ({self.initial}) <= --budget ({self.budget}) <= 1 and --step "
                              f"({self.step}) > 0")
-        if self.oracle == "human" and (len(self.objectives), len(self.acquisitions), self.seeds) != (1, 1, 1):
-            raise ValueError("--oracle human labels for one arm: give one --objective, one --acquisition and --seeds 1")
-        if self.oracle == "human" and self.reference != "none":
-            raise ValueError("--reference setfit compares arms on gold labels; use it with --oracle simulated")
+        if self.oracle == "human":
+            one_arm = ("--oracle human labels for one arm (one objective, one acquisition, one seed); give one value "
+                       "or leave the option out")
+            for option, values in (("--objective", self.objectives), ("--acquisition", self.acquisitions)):
+                if len(values) > 1:
+                    raise ValueError(f"{option} {' '.join(values)}: {one_arm}")
+            if self.seeds != 1:
+                raise ValueError(f"--seeds {self.seeds}: {one_arm}")
+            if self.reference != "none":
+                raise ValueError(f"--reference {self.reference} compares arms on gold labels; use it with --oracle "
+                                 "simulated")
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -6,6 +6,9 @@
 Each arm (objective × acquisition × seed) lives in ``OUTPUT/arms/<objective>-<acquisition>-seed<k>/`` with its
 ``state.json``, written after every round; running again on the same folder continues from the last finished
 round. The SetFit reference arm trains on the labelled sets of the first objective's arm.
+
+With the human oracle, rows the user's file already labels are round 0's labelled set, and the rows without a
+label are the pool that rounds query (a random seed set is drawn only when the file labels none).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -24,26 +28,43 @@ from st_contrastive.active.state import ArmState, Pending
 
 logger = logging.getLogger(__name__)
 
-def round_sizes(pool: int, config: ActiveLearningConfig) -> list[int]:
+def round_sizes(pool: int, config: ActiveLearningConfig, given: int = 0) -> list[int]:
     """Labelled rows at each round: the ``initial`` seed set, then topped up to each multiple of ``step`` below
-    ``budget``, then ``budget`` (1 %, 1 %, 15 %: 1, 2 … 15 %; a 5 % step: 1, 5, 10, 15 %)."""
-    first, last = max(1, round(config.initial * pool)), max(1, round(config.budget * pool))
-    steps = [round(k * config.step * pool) for k in range(1, int(config.budget / config.step + 1e-9) + 1)]
+    ``budget``, then ``budget`` (1 %, 1 %, 15 %: 1, 2 … 15 %; a 5 % step: 1, 5, 10, 15 %). With ``given`` rows
+    labelled already (a person's file), those are round 0's set and the fractions are of the ``pool`` of unlabelled
+    rows: ``given``, then ``given`` + each multiple of ``step`` below ``budget``, then ``given`` + ``budget``."""
+    last = max(1, round(config.budget * pool))
+    steps = {round(k * config.step * pool) for k in range(1, int(config.budget / config.step + 1e-9) + 1)}
+    if given:
+        return [given] + [given + size for size in sorted({last} | {size for size in steps if 0 < size < last})]
+    first = max(1, round(config.initial * pool))
     return sorted({first, last} | {size for size in steps if first < size < last})
+
+
+def given_labels(config: ActiveLearningConfig, data) -> dict[int, int]:
+    """Pool rows that the data labels already and a person need not: all of them with the human oracle, none with
+    the simulated one (whose gold labels are what it answers queries with)."""
+    if config.oracle != "human":
+        return {}
+    return {i: label for i, label in enumerate(data.train_labels) if label is not None}
 
 
 def arm_name(objective: str, acquisition: str, seed: int) -> str:
     return f"{objective}-{acquisition}-seed{seed}"
 
 
-def run_active_learning(config: ActiveLearningConfig, *, progress: bool = True) -> list[dict]:
-    """Run (or continue) every arm of ``config``; returns the per-round metrics rows of all arms."""
+def run_active_learning(config: ActiveLearningConfig, *, progress: bool = True,
+                        say: Callable[[str], None] = logger.info) -> list[dict]:
+    """Run (or continue) every arm of ``config``; returns the per-round metrics rows of all arms. ``say`` gets what a
+    person labelling by hand should know before the first file (the command line prints it)."""
     from st_contrastive.data.text_classification import load_text_classification
     from st_contrastive.default_model import default_model
 
     config.check()
     output = Path(config.output)
     data = load_text_classification(config.dataset, config.label_names).subset_test(config.test_size, seed=0)
+    if config.oracle == "human":
+        say(_human_start(config, data))
     _write_config(output, config)  # after the data loaded: a bad file leaves no run folder behind
     base_model = config.model or default_model()
     rows = []
@@ -56,6 +77,25 @@ def run_active_learning(config: ActiveLearningConfig, *, progress: bool = True) 
                 source = ArmState.load(output / "arms" / arm_name(config.objectives[0], acquisition, seed))
                 rows += run_reference_arm(config, seed_data, base_model, source, progress=progress)
     return rows
+
+
+def _human_start(config: ActiveLearningConfig, data) -> str:
+    """What the person labelling is about to do: which arm, and whether their file's labels are the first set."""
+    source = Path(config.dataset).name
+    given = given_labels(config, data)
+    pool = len(data.train_texts) - len(given)
+    if not pool:
+        raise ValueError(f"{config.dataset}: every train row has a label, nothing to query with --oracle human; run "
+                         "experiments on it with --oracle simulated")
+    arm = (f"--oracle human: one arm: {config.objectives[0]}, {config.acquisitions[0]} acquisition, seed 0 "
+           f"({Path(config.output) / 'arms' / arm_name(config.objectives[0], config.acquisitions[0], 0)})")
+    sizes = round_sizes(pool, config, len(given))
+    if given:
+        return (f"{arm}\nFound {len(given)} labelled rows in {source}: round 0 trains on them; the {pool} unlabelled "
+                f"rows are the pool, {sizes[-1] - len(given)} of them to label over {len(sizes) - 1} rounds "
+                "(--step, --budget; --initial is not used)")
+    return (f"{arm}\nNo labelled rows in {source}: round 0 asks for {sizes[0]} random rows of the {pool}-row pool "
+            "(--initial)")
 
 
 def _write_config(output: Path, config: ActiveLearningConfig) -> None:
@@ -82,10 +122,14 @@ def run_arm(config, data, base_model: str, objective: str, acquisition: str, see
 
     folder = Path(config.output) / "arms" / arm_name(objective, acquisition, seed)
     state = ArmState.load(folder) or ArmState(objective, acquisition, seed)
-    sizes = round_sizes(len(data.train_texts), config)
+    given = given_labels(config, data)
+    sizes = round_sizes(len(data.train_texts) - len(given), config, len(given))
     oracle = HumanOracle() if config.oracle == "human" else SimulatedOracle(data.train_labels)
     if not state.labelled and state.pending is None:
-        state.pending = Pending(0, random_ids(range(len(data.train_texts)), sizes[0], _round_seed(seed, 0)))
+        if given:  # the user's own labels are round 0's set: nothing to ask before it trains
+            state.labelled = dict(given)
+        else:
+            state.pending = Pending(0, random_ids(range(len(data.train_texts)), sizes[0], _round_seed(seed, 0)))
         state.save(folder)
     bar = tqdm(total=len(sizes), initial=len(state.rounds), desc=folder.name, unit="round", disable=not progress)
     while len(state.rounds) < len(sizes):

@@ -43,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "pre-training + logistic regression (§3.2)")
     parser.add_argument("--acquisition", dest="acquisitions", nargs="+", default=defaults.acquisitions,
                         choices=ACQUISITIONS, help="how each round picks rows to label (random, entropy: the paper's)")
-    parser.add_argument("--seeds", type=int, default=defaults.seeds, help="runs per arm (seeds 0 … N−1)")
+    parser.add_argument("--seeds", type=int, default=None, help="runs per arm (seeds 0 … N−1); default 3, and 1 "
+                        "with --oracle human (a person labels for one arm)")
     parser.add_argument("--initial", type=float, default=defaults.initial, help="random seed set, share of the pool")
     parser.add_argument("--step", type=float, default=defaults.step, help="labels added per round, share of the pool")
     parser.add_argument("--budget", type=float, default=defaults.budget, help="stop at this share of the pool")
@@ -51,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a random pool of N training rows per seed (time box); default the whole train split")
     parser.add_argument("--test-size", type=int, default=defaults.test_size, help="evaluate on N test rows only")
     parser.add_argument("--oracle", choices=["simulated", "human"], default=defaults.oracle,
-                        help="simulated: gold labels; human: write queries-round-NNN.csv and stop until --resume")
+                        help="simulated: gold labels; human: rows the file labels are round 0's set, the others "
+                        "the pool; writes queries-round-NNN.csv and stops until --resume")
     parser.add_argument("--reference", choices=REFERENCES, default=defaults.reference,
                         help="setfit: also train SetFit on the labelled sets of the first objective")
     parser.add_argument("--bald-samples", type=int, default=defaults.bald_samples, help="MC dropout passes of bald")
@@ -101,7 +103,7 @@ def run(config: ActiveLearningConfig, push_to_hub: str | None = None) -> list[di
     from st_contrastive.active.report import write_reports
 
     try:
-        rows = run_active_learning(config)
+        rows = run_active_learning(config, say=print)
     except AwaitingLabels as waiting:
         print(f"Label the {waiting.missing} rows without a label in {waiting.path} (the label column: one of the "
               f"label names), then run: st-contrastive active --resume {config.output}")
