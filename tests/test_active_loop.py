@@ -213,7 +213,7 @@ def test_another_experiment_in_the_same_folder_is_refused(dataset_csv, base_mode
 
 def test_setfit_reference_and_siamese_arms_train_on_the_same_labelled_sets(dataset_csv, base_model, tmp_path):
     run = config(dataset_csv, base_model, tmp_path / "run", objectives=["siamese", "supcon-ce"],
-                 acquisitions=["random"], budget=0.5, reference="setfit")
+                 acquisitions=["random"], budget=0.5, references=["setfit"])
     rows = loop_module.run_active_learning(run, progress=False)
     assert {r["objective"] for r in rows} == {"siamese", "supcon-ce", "setfit"}
     arms = {name: ArmState.load(tmp_path / "run" / "arms" / f"{name}-random-seed0")
@@ -390,3 +390,93 @@ def test_labels_in_the_users_file_are_the_first_labelled_set(tmp_path, base_mode
     assert list(state.labelled)[:6] == list(given) and not set(state.pending.ids) & set(state.labelled)
     assert len(state.pending.ids) == 3 and all(data.train_labels[i] is None for i in state.pending.ids)
 
+
+def test_equal_compute_steps_fill_the_setfit_time_and_never_fall_below_the_usual_round():
+    from st_contrastive.active.equal_compute import epochs, equal_compute_steps
+    from st_contrastive.active.objectives import round_steps
+
+    training = RoundTraining(epochs=3, min_steps=10, batch_size=16)
+    # SetFit at its defaults took 61.3 s; a step of this arm takes 0.4 s: 154 steps (153.25 rounded up).
+    steps = equal_compute_steps(61.3, 0.4, labelled=75, training=training)
+    assert steps == 154 and steps * 0.4 >= 61.3 > (steps - 1) * 0.4
+    assert epochs(steps, 75, 16) == pytest.approx(154 / 5, abs=0.01)  # 75 rows: 5 batches an epoch
+    assert equal_compute_steps(2.0, 0.4, labelled=75, training=training) == round_steps(75, training) == 15
+    assert equal_compute_steps(8.0, 0.5, labelled=15, training=training) == 16  # exactly 16 steps' worth
+    with pytest.raises(ValueError, match="seconds per step must be positive"):
+        equal_compute_steps(8.0, 0.0, labelled=15, training=training)
+
+
+def test_reference_arms_and_equal_compute_arms_on_a_trec_slice(base_model, tmp_path):
+    """setfit, setfit-defaults and logreg on the first objective's labelled sets, then supcon-ce and ce with the
+    time setfit-defaults took: every arm lands in metrics.json, summary.json and results.md with its wall time."""
+    import math
+
+    from sentence_transformers import SentenceTransformer
+
+    from st_contrastive.active.equal_compute import equal_compute_steps
+    from st_contrastive.active.objectives import load_encoder, round_steps
+    from st_contrastive.active.setfit_reference import SETFIT_PAIR_ITERATIONS
+
+    training = RoundTraining(epochs=1, min_steps=2, batch_size=4)
+    run = ActiveLearningConfig(dataset="trec", model=base_model, objectives=["supcon-ce", "ce"],
+                               acquisitions=["entropy"], seeds=1, pool_size=20, test_size=20, initial=0.25, step=0.25,
+                               budget=0.5, references=["setfit", "setfit-defaults", "logreg"], equal_compute=True,
+                               output=str(tmp_path / "run"), training=training)
+    rows = loop_module.run_active_learning(run, progress=False)
+    arms = ["supcon-ce", "ce", "setfit", "setfit-defaults", "logreg", "supcon-ce-equal-compute", "ce-equal-compute"]
+    assert sorted({r["objective"] for r in rows}) == sorted(arms)
+    assert all(r["train_seconds"] > 0 for r in rows) and len(rows) == 2 * len(arms)
+    state = {arm: ArmState.load(tmp_path / "run" / "arms" / f"{arm}-entropy-seed0") for arm in arms}
+    for round_number, labelled in enumerate([5, 10]):
+        for reference in ("setfit", "setfit-defaults", "logreg"):
+            assert state[reference].labelled_at(round_number) == state["supcon-ce"].labelled_at(round_number)
+        assert state["setfit"].rounds[round_number]["steps"] == round_steps(labelled, training)
+        # SetFit's defaults: 20 positive and 20 negative pairs per labelled row, one epoch of 16 pairs a step.
+        assert state["setfit-defaults"].rounds[round_number]["steps"] == math.ceil(
+            2 * SETFIT_PAIR_ITERATIONS * labelled / 16)
+        budget = state["setfit-defaults"].rounds[round_number]["train_seconds"]
+        for objective in ("supcon-ce", "ce"):
+            pace = state[objective].rounds[round_number]
+            timed = state[f"{objective}-equal-compute"].rounds[round_number]
+            seconds_per_step = pace["optimisation_seconds"] / pace["steps"]
+            assert timed["budget_seconds"] == budget
+            assert timed["steps"] == equal_compute_steps(budget, seconds_per_step, labelled, training)
+            assert timed["steps"] * seconds_per_step >= budget and timed["steps"] >= pace["steps"]
+    # The floor's encoder is the base, untouched.
+    texts = ["How far is the moon ?", "Who wrote Hamlet ?"]
+    floor = SentenceTransformer(str(tmp_path / "run" / "arms" / "logreg-entropy-seed0" / "model"), device="cpu")
+    np.testing.assert_allclose(floor.encode(texts), load_encoder(base_model, 128).encode(texts), atol=1e-5)
+
+    paths = write_reports(tmp_path / "run", rows, title="trec slice")
+    assert {r["objective"] for r in json.loads(paths["metrics_json"].read_text())} == set(arms)
+    summary = json.loads(paths["summary_json"].read_text())
+    assert all("train_seconds_mean" in s for s in summary) and {s["objective"] for s in summary} == set(arms)
+    table = paths["table"].read_text()
+    assert "| objective | acquisition | 25 % | 50 % | training s / round |" in table
+    for arm in arms:
+        seconds = np.mean([r["train_seconds"] for r in rows if r["objective"] == arm])
+        assert f"| {arm} | entropy |" in table and f" | {seconds:.1f} |" in table
+    assert "Below the floor (logreg's mean accuracy at the same round):" in table
+    assert "- setfit-defaults: SetFit at its own settings" in table
+
+
+def test_equal_compute_needs_setfit_at_its_defaults_and_is_refused_before_any_work(tmp_path):
+    with pytest.raises(SystemExit) as exit_info:
+        cli_main(["active", "--dataset", "trec", "--objective", "supcon-ce", "ce", "--reference", "setfit",
+                  "--equal-compute", "--output", str(tmp_path / "run")])
+    assert "--equal-compute gives each arm the time SetFit at its defaults took: add --reference setfit-defaults" in \
+        str(exit_info.value) and str(exit_info.value).count("\n") == 0
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_run_folder_from_before_several_references_continues(dataset_csv, tmp_path):
+    """config.json written when the option was one value, ``"reference": "setfit"``: the same run, not another."""
+    run = config(dataset_csv, "unused", tmp_path / "run", references=["setfit"])
+    saved = run.to_json()
+    del saved["references"], saved["equal_compute"]
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "config.json").write_text(json.dumps(saved | {"reference": "setfit"}))
+    assert ActiveLearningConfig.from_json(json.loads((tmp_path / "run" / "config.json").read_text())) == run
+    loop_module._write_config(tmp_path / "run", run)  # no "other settings" error
+    with pytest.raises(ValueError, match=r"other settings \(references differ\)"):
+        loop_module._write_config(tmp_path / "run", config(dataset_csv, "unused", tmp_path / "run"))

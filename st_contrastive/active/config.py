@@ -6,6 +6,7 @@ import importlib.util
 from dataclasses import asdict, dataclass, field, fields
 
 OBJECTIVES = ("supcon-ce", "ce", "siamese")
+EQUAL_COMPUTE_OBJECTIVES = ("supcon-ce", "ce")  # --equal-compute trains these longer
 ACQUISITIONS = ("random", "entropy", "least-confidence", "margin", "bald", "coreset")
 
 
@@ -28,7 +29,9 @@ class RoundTraining:
     max_seq_length: int = 128
 
 
-REFERENCES = ("none", "setfit")
+# Arms trained on the labelled sets of the first objective's arm (no acquisition of their own): SetFit at the
+# objectives' step count, SetFit at its own defaults, and logistic regression on the frozen base (the floor).
+REFERENCES = ("setfit", "setfit-defaults", "logreg")
 SEEDS = {"simulated": 3, "human": 1}  # a person labels for one arm
 
 
@@ -50,7 +53,8 @@ class ActiveLearningConfig:
     pool_size: int | None = None
     test_size: int | None = None
     oracle: str = "simulated"
-    reference: str = "none"
+    references: list[str] = field(default_factory=list)
+    equal_compute: bool = False
     bald_samples: int = 10
     output: str = "runs/active"
     training: RoundTraining = field(default_factory=RoundTraining)
@@ -67,10 +71,12 @@ class ActiveLearningConfig:
         for name in self.acquisitions:
             if name not in ACQUISITIONS:
                 raise ValueError(f"--acquisition {name}: choose from {', '.join(ACQUISITIONS)}")
-        if self.reference not in REFERENCES:
-            raise ValueError(f"--reference {self.reference}: choose from {', '.join(REFERENCES)}")
-        if self.reference == "setfit" and importlib.util.find_spec("setfit") is None:
-            raise ValueError("--reference setfit needs the setfit package: pip install 'st-contrastive[setfit]'")
+        for name in self.references:
+            if name not in REFERENCES:
+                raise ValueError(f"--reference {name}: choose from {', '.join(REFERENCES)}")
+        setfit = [name for name in self.references if name.startswith("setfit")]
+        if setfit and importlib.util.find_spec("setfit") is None:
+            raise ValueError(f"--reference {setfit[0]} needs the setfit package: pip install 'st-contrastive[setfit]'")
         if self.oracle not in ("simulated", "human"):
             raise ValueError(f"--oracle {self.oracle}: choose simulated or human")
         if self.seeds < 1:
@@ -86,9 +92,16 @@ class ActiveLearningConfig:
                     raise ValueError(f"{option} {' '.join(values)}: {one_arm}")
             if self.seeds != 1:
                 raise ValueError(f"--seeds {self.seeds}: {one_arm}")
-            if self.reference != "none":
-                raise ValueError(f"--reference {self.reference} compares arms on gold labels; use it with --oracle "
-                                 "simulated")
+            if self.references or self.equal_compute:
+                option = f"--reference {' '.join(self.references)}" if self.references else "--equal-compute"
+                raise ValueError(f"{option} compares arms on gold labels; use it with --oracle simulated")
+        if self.equal_compute:
+            if "setfit-defaults" not in self.references:
+                raise ValueError("--equal-compute gives each arm the time SetFit at its defaults took: add "
+                                 "--reference setfit-defaults")
+            if not set(self.objectives) & set(EQUAL_COMPUTE_OBJECTIVES):
+                raise ValueError(f"--equal-compute trains {' and '.join(EQUAL_COMPUTE_OBJECTIVES)} longer; "
+                                 f"--objective {' '.join(self.objectives)} has neither")
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -96,7 +109,9 @@ class ActiveLearningConfig:
     @classmethod
     def from_json(cls, data: dict) -> ActiveLearningConfig:
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known and k != "training"},
-                   training=RoundTraining(**data.get("training", {})))
+        values = {k: v for k, v in data.items() if k in known and k != "training"}
+        if "reference" in data and "references" not in data:  # a run folder from before several references
+            values["references"] = [] if data["reference"] == "none" else [data["reference"]]
+        return cls(**values, training=RoundTraining(**data.get("training", {})))
 
 
