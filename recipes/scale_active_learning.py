@@ -1,4 +1,4 @@
-"""SCALe active learning (supcon-ce / ce / siamese, SetFit reference); see `python recipes/scale_active_learning.py --help`."""
+"""SCALe active learning (supcon-ce / ce / siamese; SetFit and frozen-base references); see `python recipes/scale_active_learning.py --help`."""
 
 from st_contrastive.recipes.scale_active_learning import main
 

@@ -27,17 +27,27 @@ QUESTIONS = {
 }
 
 
-@pytest.fixture()
-def dataset_csv(tmp_path):
-    """24 training questions (3 classes) and 6 test questions, as a user's CSV with label names."""
-    path = tmp_path / "questions.csv"
+def write_questions(path, train_labels: bool) -> str:
+    """24 training questions (3 classes), labelled or not, and 6 labelled test questions, as a user's CSV."""
     with path.open("w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["text", "label", "split"])
         for label, texts in QUESTIONS.items():
-            writer.writerows([text, label, "train"] for text in texts)
+            writer.writerows([text, label if train_labels else "", "train"] for text in texts)
             writer.writerows([text.replace("?", "today ?"), label, "test"] for text in texts[:2])
     return str(path)
+
+
+@pytest.fixture()
+def dataset_csv(tmp_path):
+    """Every question labelled: what the simulated oracle answers with."""
+    return write_questions(tmp_path / "questions.csv", train_labels=True)
+
+
+@pytest.fixture()
+def unlabelled_csv(tmp_path):
+    """The training questions without labels: a person labels them through the queries files."""
+    return write_questions(tmp_path / "questions.csv", train_labels=False)
 
 
 @pytest.fixture()
@@ -76,8 +86,8 @@ def test_schedule_of_labelled_rows():
     assert round_sizes(1500, ActiveLearningConfig(step=0.05)) == [15, 75, 150, 225]
 
 
-def test_human_oracle_round_trip_through_the_file(dataset_csv, base_model, tmp_path):
-    run = config(dataset_csv, base_model, tmp_path / "run", oracle="human")
+def test_human_oracle_round_trip_through_the_file(unlabelled_csv, base_model, tmp_path):
+    run = config(unlabelled_csv, base_model, tmp_path / "run", oracle="human")
     arm = tmp_path / "run" / "arms" / "ce-entropy-seed0"
     for round_number, expected_rows in enumerate([6, 6, 6]):
         with pytest.raises(AwaitingLabels) as waiting:
@@ -89,7 +99,7 @@ def test_human_oracle_round_trip_through_the_file(dataset_csv, base_model, tmp_p
     assert [r["labelled"] for r in rows] == [6, 12, 18]
     state = ArmState.load(arm)
     assert len(state.labelled) == 18 and state.pending is None
-    data = load_text_classification(dataset_csv)
+    data = load_text_classification(unlabelled_csv)
     assert all(data.label_names[label] == GOLD[data.train_texts[i]] for i, label in state.labelled.items())
     # What the user takes away: a plain checkpoint and its head.
     model = SentenceTransformer(str(arm / "model"))
@@ -105,9 +115,9 @@ def test_human_oracle_round_trip_through_the_file(dataset_csv, base_model, tmp_p
     (lambda rows: rows[:-1], r"row id \d+ \(queried in round 1\) is missing"),
     (lambda rows: [rows[0] | {"id": "999"}, *rows[1:]], r"line 2: row id 999 was not queried in round 1"),
 ])
-def test_bad_label_files_are_refused_naming_the_row_and_the_state_is_untouched(dataset_csv, base_model, tmp_path,
+def test_bad_label_files_are_refused_naming_the_row_and_the_state_is_untouched(unlabelled_csv, base_model, tmp_path,
                                                                                change, message):
-    run = config(dataset_csv, base_model, tmp_path / "run", oracle="human")
+    run = config(unlabelled_csv, base_model, tmp_path / "run", oracle="human")
     for round_number in range(2):
         with pytest.raises(AwaitingLabels) as waiting:
             loop_module.run_active_learning(run, progress=False)
@@ -126,9 +136,9 @@ def test_bad_label_files_are_refused_naming_the_row_and_the_state_is_untouched(d
         loop_module.run_active_learning(run, progress=False)
 
 
-def test_the_command_line_refuses_a_bad_label_file_in_one_line(dataset_csv, base_model, tmp_path, capsys):
+def test_the_command_line_refuses_a_bad_label_file_in_one_line(unlabelled_csv, base_model, tmp_path, capsys):
     output = tmp_path / "run"
-    cli_main(["active", "--dataset", dataset_csv, "--model", base_model, "--objective", "ce", "--seeds", "1",
+    cli_main(["active", "--dataset", unlabelled_csv, "--model", base_model, "--objective", "ce", "--seeds", "1",
               "--oracle", "human", "--initial", "0.25", "--step", "0.25", "--budget", "0.5", "--output", str(output),
               "--epochs", "1", "--min-steps", "2", "--batch-size", "4"])
     assert "st-contrastive active --resume" in capsys.readouterr().out
@@ -139,12 +149,12 @@ def test_the_command_line_refuses_a_bad_label_file_in_one_line(dataset_csv, base
     assert str(exit_info.value).count("\n") == 0 and "line 2: unknown label 'nope'" in str(exit_info.value)
 
 
-def test_labelled_by_hand_then_published_with_its_head(dataset_csv, base_model, tmp_path, fake_hub):
+def test_labelled_by_hand_then_published_with_its_head(unlabelled_csv, base_model, tmp_path, fake_hub):
     """The human loop through the command line, ending with --resume --push-to-hub: the card says what the model
     was trained on and scored, and shows how to load the classifier head."""
     output = tmp_path / "run"
     arm = output / "arms" / "ce-entropy-seed0"
-    cli_main(["active", "--dataset", dataset_csv, "--model", base_model, "--objective", "ce", "--seeds", "1",
+    cli_main(["active", "--dataset", unlabelled_csv, "--model", base_model, "--objective", "ce", "--seeds", "1",
               "--oracle", "human", "--initial", "0.25", "--step", "0.25", "--budget", "0.5", "--output", str(output),
               "--epochs", "1", "--min-steps", "2", "--batch-size", "4"])
     fill(arm / "queries-round-000.csv", GOLD)
@@ -203,7 +213,7 @@ def test_another_experiment_in_the_same_folder_is_refused(dataset_csv, base_mode
 
 def test_setfit_reference_and_siamese_arms_train_on_the_same_labelled_sets(dataset_csv, base_model, tmp_path):
     run = config(dataset_csv, base_model, tmp_path / "run", objectives=["siamese", "supcon-ce"],
-                 acquisitions=["random"], budget=0.5, reference="setfit")
+                 acquisitions=["random"], budget=0.5, references=["setfit"])
     rows = loop_module.run_active_learning(run, progress=False)
     assert {r["objective"] for r in rows} == {"siamese", "supcon-ce", "setfit"}
     arms = {name: ArmState.load(tmp_path / "run" / "arms" / f"{name}-random-seed0")
@@ -280,3 +290,193 @@ def test_a_bad_data_file_stops_the_run_before_anything_is_written(tmp_path):
     with pytest.raises(ValueError, match="row 2: no text"):
         loop_module.run_active_learning(config(str(path), "unused", tmp_path / "run"), progress=False)
     assert not (tmp_path / "run").exists()
+
+
+SUPPORT = {
+    "billing": ["I was charged twice this month", "Please refund my last invoice", "My card was billed too much",
+                "Why did my subscription price go up", "Cancel the extra charge on my account",
+                "The invoice shows a fee I never agreed to"],
+    "bug": ["The app crashes when I open settings", "Saving a file gives error 500", "The export button does nothing",
+            "Login page freezes after the update", "Images fail to load on the dashboard",
+            "Search returns the wrong results since Monday"],
+    "question": ["How do I change my password", "Can I add a second user to my plan", "Where is the API key",
+                 "Is there a dark mode", "What file types can I upload", "Do you offer a student discount"],
+}
+
+
+def write_support_csv(path, labelled_per_class: int):
+    """A user's file: the first ``labelled_per_class`` texts of each class carry their label, the rest none."""
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["text", "label"])
+        for label, texts in SUPPORT.items():
+            writer.writerows([text, label if k < labelled_per_class else ""] for k, text in enumerate(texts))
+
+
+def readme_command(starting: str) -> list[str]:
+    """The README's command line that starts with ``starting``, as argv (its trailing comment dropped)."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    (line,) = [line for line in readme.splitlines() if line.startswith(starting)]
+    return shlex.split(re.sub(r"\s+#.*$", "", line))[1:]  # without `st-contrastive`
+
+
+def test_the_readme_human_oracle_command_runs_as_written(tmp_path, monkeypatch, capsys):
+    """One arm, one seed by default with --oracle human: the documented command writes the first file to label."""
+    monkeypatch.chdir(tmp_path)
+    write_support_csv(tmp_path / "my_texts.csv", labelled_per_class=0)
+    argv = readme_command("st-contrastive active --dataset my_texts.csv")
+    assert "--seeds" not in argv
+    cli_main(argv)
+    out = capsys.readouterr().out
+    assert "one arm: supcon-ce, entropy acquisition, seed 0" in out
+    queries = tmp_path / "runs" / "mine" / "arms" / "supcon-ce-entropy-seed0" / "queries-round-000.csv"
+    assert f"in {queries.relative_to(tmp_path)}" in out
+    assert json.loads((tmp_path / "runs" / "mine" / "config.json").read_text())["seeds"] == 1
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (["--seeds", "3"], "--seeds 3: --oracle human labels for one arm"),
+    (["--objective", "ce", "supcon-ce"], "--objective ce supcon-ce: --oracle human labels for one arm"),
+    (["--acquisition", "random", "entropy"], "--acquisition random entropy: --oracle human labels for one arm"),
+    (["--reference", "setfit"], "--reference setfit compares arms on gold labels"),
+])
+def test_human_oracle_refuses_a_second_arm_in_one_line(tmp_path, options, message):
+    write_support_csv(tmp_path / "my_texts.csv", labelled_per_class=0)
+    with pytest.raises(SystemExit) as exit_info:
+        cli_main(["active", "--dataset", str(tmp_path / "my_texts.csv"), "--oracle", "human",
+                  "--output", str(tmp_path / "run"), *options])
+    assert message in str(exit_info.value) and str(exit_info.value).count("\n") == 0
+    assert not (tmp_path / "run").exists()
+
+
+def test_human_oracle_refuses_a_file_with_nothing_left_to_label(tmp_path):
+    write_support_csv(tmp_path / "my_texts.csv", labelled_per_class=6)
+    with pytest.raises(SystemExit, match=r"my_texts.csv: every train row has a label, nothing to query with "
+                                         r"--oracle human"):
+        cli_main(["active", "--dataset", str(tmp_path / "my_texts.csv"), "--oracle", "human",
+                  "--output", str(tmp_path / "run")])
+
+
+def test_labels_in_the_users_file_are_the_first_labelled_set(tmp_path, base_model, capsys):
+    """6 of 18 rows labelled: round 0 trains on exactly those, and every query comes from the 12 unlabelled rows."""
+    path = tmp_path / "my_texts.csv"
+    write_support_csv(path, labelled_per_class=2)
+    data = load_text_classification(str(path))
+    given = {i: label for i, label in enumerate(data.train_labels) if label is not None}
+    output = tmp_path / "run"
+    arm = output / "arms" / "ce-entropy-seed0"
+    command = ["active", "--dataset", str(path), "--model", base_model, "--objective", "ce", "--oracle", "human",
+               "--step", "0.25", "--budget", "0.5", "--output", str(output), "--epochs", "1", "--min-steps", "2",
+               "--batch-size", "4"]
+    cli_main(command)
+    out = capsys.readouterr().out
+    assert "Found 6 labelled rows in my_texts.csv: round 0 trains on them; the 12 unlabelled rows are the pool" in out
+    state = ArmState.load(arm)
+    assert state.rounds[0]["labelled"] == 6 and state.labelled_at(0) == given  # trained on the user's labels
+    assert not (arm / "queries-round-000.csv").exists()
+    with (arm / "queries-round-001.csv").open() as f:
+        queried = [int(row["id"]) for row in csv.DictReader(f)]
+    assert len(queried) == 3 and not set(queried) & set(given)  # 0.25 of the 12-row pool
+    assert all(data.train_labels[i] is None for i in queried)
+    gold = {text: label for label, texts in SUPPORT.items() for text in texts}
+    fill(arm / "queries-round-001.csv", gold)
+    cli_main(["active", "--resume", str(output)])
+    state = ArmState.load(arm)
+    assert [r["labelled"] for r in state.rounds] == [6, 9]
+    assert list(state.labelled)[:6] == list(given) and not set(state.pending.ids) & set(state.labelled)
+    assert len(state.pending.ids) == 3 and all(data.train_labels[i] is None for i in state.pending.ids)
+
+
+def test_equal_compute_steps_fill_the_setfit_time_and_never_fall_below_the_usual_round():
+    from st_contrastive.active.equal_compute import epochs, equal_compute_steps
+    from st_contrastive.active.objectives import round_steps
+
+    training = RoundTraining(epochs=3, min_steps=10, batch_size=16)
+    # SetFit at its defaults took 61.3 s; a step of this arm takes 0.4 s: 154 steps (153.25 rounded up).
+    steps = equal_compute_steps(61.3, 0.4, labelled=75, training=training)
+    assert steps == 154 and steps * 0.4 >= 61.3 > (steps - 1) * 0.4
+    assert epochs(steps, 75, 16) == pytest.approx(154 / 5, abs=0.01)  # 75 rows: 5 batches an epoch
+    assert equal_compute_steps(2.0, 0.4, labelled=75, training=training) == round_steps(75, training) == 15
+    assert equal_compute_steps(8.0, 0.5, labelled=15, training=training) == 16  # exactly 16 steps' worth
+    with pytest.raises(ValueError, match="seconds per step must be positive"):
+        equal_compute_steps(8.0, 0.0, labelled=15, training=training)
+
+
+def test_reference_arms_and_equal_compute_arms_on_a_trec_slice(base_model, tmp_path):
+    """setfit, setfit-defaults and logreg on the first objective's labelled sets, then supcon-ce and ce with the
+    time setfit-defaults took: every arm lands in metrics.json, summary.json and results.md with its wall time."""
+    import math
+
+    from sentence_transformers import SentenceTransformer
+
+    from st_contrastive.active.equal_compute import equal_compute_steps
+    from st_contrastive.active.objectives import load_encoder, round_steps
+    from st_contrastive.active.setfit_reference import SETFIT_PAIR_ITERATIONS
+
+    training = RoundTraining(epochs=1, min_steps=2, batch_size=4)
+    run = ActiveLearningConfig(dataset="trec", model=base_model, objectives=["supcon-ce", "ce"],
+                               acquisitions=["entropy"], seeds=1, pool_size=20, test_size=20, initial=0.25, step=0.25,
+                               budget=0.5, references=["setfit", "setfit-defaults", "logreg"], equal_compute=True,
+                               output=str(tmp_path / "run"), training=training)
+    rows = loop_module.run_active_learning(run, progress=False)
+    arms = ["supcon-ce", "ce", "setfit", "setfit-defaults", "logreg", "supcon-ce-equal-compute", "ce-equal-compute"]
+    assert sorted({r["objective"] for r in rows}) == sorted(arms)
+    assert all(r["train_seconds"] > 0 for r in rows) and len(rows) == 2 * len(arms)
+    state = {arm: ArmState.load(tmp_path / "run" / "arms" / f"{arm}-entropy-seed0") for arm in arms}
+    for round_number, labelled in enumerate([5, 10]):
+        for reference in ("setfit", "setfit-defaults", "logreg"):
+            assert state[reference].labelled_at(round_number) == state["supcon-ce"].labelled_at(round_number)
+        assert state["setfit"].rounds[round_number]["steps"] == round_steps(labelled, training)
+        # SetFit's defaults: 20 positive and 20 negative pairs per labelled row, one epoch of 16 pairs a step.
+        assert state["setfit-defaults"].rounds[round_number]["steps"] == math.ceil(
+            2 * SETFIT_PAIR_ITERATIONS * labelled / 16)
+        budget = state["setfit-defaults"].rounds[round_number]["train_seconds"]
+        for objective in ("supcon-ce", "ce"):
+            pace = state[objective].rounds[round_number]
+            timed = state[f"{objective}-equal-compute"].rounds[round_number]
+            seconds_per_step = pace["optimisation_seconds"] / pace["steps"]
+            assert timed["budget_seconds"] == budget
+            assert timed["steps"] == equal_compute_steps(budget, seconds_per_step, labelled, training)
+            assert timed["steps"] * seconds_per_step >= budget and timed["steps"] >= pace["steps"]
+    # The floor's encoder is the base, untouched.
+    texts = ["How far is the moon ?", "Who wrote Hamlet ?"]
+    floor = SentenceTransformer(str(tmp_path / "run" / "arms" / "logreg-entropy-seed0" / "model"), device="cpu")
+    np.testing.assert_allclose(floor.encode(texts), load_encoder(base_model, 128).encode(texts), atol=1e-5)
+
+    paths = write_reports(tmp_path / "run", rows, title="trec slice")
+    assert {r["objective"] for r in json.loads(paths["metrics_json"].read_text())} == set(arms)
+    summary = json.loads(paths["summary_json"].read_text())
+    assert all("train_seconds_mean" in s for s in summary) and {s["objective"] for s in summary} == set(arms)
+    table = paths["table"].read_text()
+    assert "| objective | acquisition | 25 % | 50 % | training s / round |" in table
+    for arm in arms:
+        seconds = np.mean([r["train_seconds"] for r in rows if r["objective"] == arm])
+        assert f"| {arm} | entropy |" in table and f" | {seconds:.1f} |" in table
+    assert "Below the floor (logreg's mean accuracy at the same round):" in table
+    assert "- setfit-defaults: SetFit at its own settings" in table
+
+
+def test_equal_compute_needs_setfit_at_its_defaults_and_is_refused_before_any_work(tmp_path):
+    with pytest.raises(SystemExit) as exit_info:
+        cli_main(["active", "--dataset", "trec", "--objective", "supcon-ce", "ce", "--reference", "setfit",
+                  "--equal-compute", "--output", str(tmp_path / "run")])
+    assert "--equal-compute gives each arm the time SetFit at its defaults took: add --reference setfit-defaults" in \
+        str(exit_info.value) and str(exit_info.value).count("\n") == 0
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_run_folder_from_before_several_references_continues(dataset_csv, tmp_path):
+    """config.json written when the option was one value, ``"reference": "setfit"``: the same run, not another."""
+    run = config(dataset_csv, "unused", tmp_path / "run", references=["setfit"])
+    saved = run.to_json()
+    del saved["references"], saved["equal_compute"]
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "config.json").write_text(json.dumps(saved | {"reference": "setfit"}))
+    assert ActiveLearningConfig.from_json(json.loads((tmp_path / "run" / "config.json").read_text())) == run
+    loop_module._write_config(tmp_path / "run", run)  # no "other settings" error
+    with pytest.raises(ValueError, match=r"other settings \(references differ\)"):
+        loop_module._write_config(tmp_path / "run", config(dataset_csv, "unused", tmp_path / "run"))

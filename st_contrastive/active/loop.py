@@ -5,7 +5,12 @@
 
 Each arm (objective × acquisition × seed) lives in ``OUTPUT/arms/<objective>-<acquisition>-seed<k>/`` with its
 ``state.json``, written after every round; running again on the same folder continues from the last finished
-round. The SetFit reference arm trains on the labelled sets of the first objective's arm.
+round. The reference arms (``--reference``: SetFit at equal steps, SetFit at its defaults, logistic regression on
+the frozen base) train on the labelled sets of the first objective's arm; then the equal-compute arms
+(``--equal-compute``) run with their own acquisitions, each round as long as SetFit at its defaults took.
+
+With the human oracle, rows the user's file already labels are round 0's labelled set, and the rows without a
+label are the pool that rounds query (a random seed set is drawn only when the file labels none).
 """
 
 from __future__ import annotations
@@ -13,7 +18,9 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,28 +29,48 @@ from st_contrastive.active.config import ActiveLearningConfig
 from st_contrastive.active.oracle import HumanOracle, SimulatedOracle
 from st_contrastive.active.state import ArmState, Pending
 
+if TYPE_CHECKING:
+    from st_contrastive.active.equal_compute import SetFitTimeBudget
+
 logger = logging.getLogger(__name__)
 
-def round_sizes(pool: int, config: ActiveLearningConfig) -> list[int]:
+def round_sizes(pool: int, config: ActiveLearningConfig, given: int = 0) -> list[int]:
     """Labelled rows at each round: the ``initial`` seed set, then topped up to each multiple of ``step`` below
-    ``budget``, then ``budget`` (1 %, 1 %, 15 %: 1, 2 … 15 %; a 5 % step: 1, 5, 10, 15 %)."""
-    first, last = max(1, round(config.initial * pool)), max(1, round(config.budget * pool))
-    steps = [round(k * config.step * pool) for k in range(1, int(config.budget / config.step + 1e-9) + 1)]
+    ``budget``, then ``budget`` (1 %, 1 %, 15 %: 1, 2 … 15 %; a 5 % step: 1, 5, 10, 15 %). With ``given`` rows
+    labelled already (a person's file), those are round 0's set and the fractions are of the ``pool`` of unlabelled
+    rows: ``given``, then ``given`` + each multiple of ``step`` below ``budget``, then ``given`` + ``budget``."""
+    last = max(1, round(config.budget * pool))
+    steps = {round(k * config.step * pool) for k in range(1, int(config.budget / config.step + 1e-9) + 1)}
+    if given:
+        return [given] + [given + size for size in sorted({last} | {size for size in steps if 0 < size < last})]
+    first = max(1, round(config.initial * pool))
     return sorted({first, last} | {size for size in steps if first < size < last})
+
+
+def given_labels(config: ActiveLearningConfig, data) -> dict[int, int]:
+    """Pool rows that the data labels already and a person need not: all of them with the human oracle, none with
+    the simulated one (whose gold labels are what it answers queries with)."""
+    if config.oracle != "human":
+        return {}
+    return {i: label for i, label in enumerate(data.train_labels) if label is not None}
 
 
 def arm_name(objective: str, acquisition: str, seed: int) -> str:
     return f"{objective}-{acquisition}-seed{seed}"
 
 
-def run_active_learning(config: ActiveLearningConfig, *, progress: bool = True) -> list[dict]:
-    """Run (or continue) every arm of ``config``; returns the per-round metrics rows of all arms."""
+def run_active_learning(config: ActiveLearningConfig, *, progress: bool = True,
+                        say: Callable[[str], None] = logger.info) -> list[dict]:
+    """Run (or continue) every arm of ``config``; returns the per-round metrics rows of all arms. ``say`` gets what a
+    person labelling by hand should know before the first file (the command line prints it)."""
     from st_contrastive.data.text_classification import load_text_classification
     from st_contrastive.default_model import default_model
 
     config.check()
     output = Path(config.output)
     data = load_text_classification(config.dataset, config.label_names).subset_test(config.test_size, seed=0)
+    if config.oracle == "human":
+        say(_human_start(config, data))
     _write_config(output, config)  # after the data loaded: a bad file leaves no run folder behind
     base_model = config.model or default_model()
     rows = []
@@ -52,9 +79,45 @@ def run_active_learning(config: ActiveLearningConfig, *, progress: bool = True) 
         for acquisition in config.acquisitions:
             for objective in config.objectives:
                 rows += run_arm(config, seed_data, base_model, objective, acquisition, seed, progress=progress)
-            if config.reference == "setfit":
-                source = ArmState.load(output / "arms" / arm_name(config.objectives[0], acquisition, seed))
-                rows += run_reference_arm(config, seed_data, base_model, source, progress=progress)
+            source = ArmState.load(output / "arms" / arm_name(config.objectives[0], acquisition, seed))
+            for reference in config.references:
+                rows += run_reference_arm(config, seed_data, base_model, reference, source, progress=progress)
+            if config.equal_compute:
+                rows += _run_equal_compute_arms(config, seed_data, base_model, acquisition, seed, progress)
+    return rows
+
+
+def _human_start(config: ActiveLearningConfig, data) -> str:
+    """What the person labelling is about to do: which arm, and whether their file's labels are the first set."""
+    source = Path(config.dataset).name
+    given = given_labels(config, data)
+    pool = len(data.train_texts) - len(given)
+    if not pool:
+        raise ValueError(f"{config.dataset}: every train row has a label, nothing to query with --oracle human; run "
+                         "experiments on it with --oracle simulated")
+    arm = (f"--oracle human: one arm: {config.objectives[0]}, {config.acquisitions[0]} acquisition, seed 0 "
+           f"({Path(config.output) / 'arms' / arm_name(config.objectives[0], config.acquisitions[0], 0)})")
+    sizes = round_sizes(pool, config, len(given))
+    if given:
+        return (f"{arm}\nFound {len(given)} labelled rows in {source}: round 0 trains on them; the {pool} unlabelled "
+                f"rows are the pool, {sizes[-1] - len(given)} of them to label over {len(sizes) - 1} rounds "
+                "(--step, --budget; --initial is not used)")
+    return (f"{arm}\nNo labelled rows in {source}: round 0 asks for {sizes[0]} random rows of the {pool}-row pool "
+            "(--initial)")
+
+
+def _run_equal_compute_arms(config, data, base_model: str, acquisition: str, seed: int, progress: bool) -> list[dict]:
+    """SupCon + CE and CE only (those of ``config.objectives``), each round as long as SetFit at its defaults."""
+    from st_contrastive.active.config import EQUAL_COMPUTE_OBJECTIVES
+    from st_contrastive.active.equal_compute import SUFFIX, SetFitTimeBudget
+
+    arms = Path(config.output) / "arms"
+    setfit = ArmState.load(arms / arm_name("setfit-defaults", acquisition, seed))
+    rows = []
+    for objective in [o for o in config.objectives if o in EQUAL_COMPUTE_OBJECTIVES]:
+        pace = ArmState.load(arms / arm_name(objective, acquisition, seed))
+        rows += run_arm(config, data, base_model, objective, acquisition, seed, progress=progress,
+                        name=objective + SUFFIX, budget=SetFitTimeBudget(setfit, pace, config.training))
     return rows
 
 
@@ -62,10 +125,11 @@ def _write_config(output: Path, config: ActiveLearningConfig) -> None:
     """Record the settings; a folder that holds another experiment is refused (its state would not fit)."""
     path = output / "config.json"
     if path.exists():
-        saved = json.loads(path.read_text())
-        if saved != json.loads(json.dumps(config.to_json())):
-            changed = sorted(k for k in saved.keys() | config.to_json().keys()
-                             if saved.get(k) != json.loads(json.dumps(config.to_json())).get(k))
+        # Through the config class: a folder written before a setting was renamed compares by what it means.
+        saved = json.loads(json.dumps(ActiveLearningConfig.from_json(json.loads(path.read_text())).to_json()))
+        current = json.loads(json.dumps(config.to_json()))
+        if saved != current:
+            changed = sorted(k for k in saved.keys() | current.keys() if saved.get(k) != current.get(k))
             raise ValueError(f"{output} holds a run with other settings ({', '.join(changed)} differ); continue it "
                              "with --resume, or choose another --output")
         return
@@ -73,19 +137,27 @@ def _write_config(output: Path, config: ActiveLearningConfig) -> None:
     path.write_text(json.dumps(config.to_json(), indent=1))
 
 
-def run_arm(config, data, base_model: str, objective: str, acquisition: str, seed: int,
-            progress: bool = True) -> list[dict]:
-    """Continue one arm from its state until the budget (or until a person has labels to give)."""
+def run_arm(config, data, base_model: str, objective: str, acquisition: str, seed: int, progress: bool = True,
+            name: str | None = None, budget: SetFitTimeBudget | None = None) -> list[dict]:
+    """Continue one arm from its state until the budget (or until a person has labels to give). An equal-compute arm
+    has a ``name`` other than its ``objective`` and a time ``budget`` that sets its steps in each round (otherwise
+    :func:`~st_contrastive.active.objectives.round_steps`)."""
     from tqdm.auto import tqdm
 
-    from st_contrastive.active.objectives import train_round
+    from st_contrastive.active.equal_compute import epochs
+    from st_contrastive.active.objectives import round_steps, train_round
 
-    folder = Path(config.output) / "arms" / arm_name(objective, acquisition, seed)
-    state = ArmState.load(folder) or ArmState(objective, acquisition, seed)
-    sizes = round_sizes(len(data.train_texts), config)
+    name = name or objective
+    folder = Path(config.output) / "arms" / arm_name(name, acquisition, seed)
+    state = ArmState.load(folder) or ArmState(name, acquisition, seed)
+    given = given_labels(config, data)
+    sizes = round_sizes(len(data.train_texts) - len(given), config, len(given))
     oracle = HumanOracle() if config.oracle == "human" else SimulatedOracle(data.train_labels)
     if not state.labelled and state.pending is None:
-        state.pending = Pending(0, random_ids(range(len(data.train_texts)), sizes[0], _round_seed(seed, 0)))
+        if given:  # the user's own labels are round 0's set: nothing to ask before it trains
+            state.labelled = dict(given)
+        else:
+            state.pending = Pending(0, random_ids(range(len(data.train_texts)), sizes[0], _round_seed(seed, 0)))
         state.save(folder)
     bar = tqdm(total=len(sizes), initial=len(state.rounds), desc=folder.name, unit="round", disable=not progress)
     while len(state.rounds) < len(sizes):
@@ -94,14 +166,19 @@ def run_arm(config, data, base_model: str, objective: str, acquisition: str, see
             state.label(state.pending.ids, oracle.labels(state.pending, folder, data.train_texts, data.label_names))
             state.save(folder)
         ids, labels = list(state.labelled), list(state.labelled.values())
+        steps = budget.steps(round_number, len(ids)) if budget else round_steps(len(ids), config.training)
         start = time.perf_counter()
         model = train_round(objective, base_model, [data.train_texts[i] for i in ids], labels, data.label_names,
-                            config.training, folder / "checkpoints", _round_seed(seed, round_number))
+                            config.training, folder / "checkpoints", _round_seed(seed, round_number), steps)
         train_seconds = time.perf_counter() - start
         record, acquired = _evaluate_and_acquire(config, data, model, state, sizes, acquisition, seed, folder)
-        record |= {"train_seconds": round(train_seconds, 2)}
+        record |= {"train_seconds": round(train_seconds, 2), "steps": model.steps,
+                   "epochs": epochs(model.steps, len(ids), config.training.batch_size),
+                   "optimisation_seconds": round(model.optimisation_seconds, 3)}
+        if budget:
+            record["budget_seconds"] = budget.seconds(round_number)
         _finish_round(state, record, acquired, folder, model)
-        _describe_model(folder / "model", config, data, state, base_model)
+        _describe_model(folder / "model", config, data, state, base_model, objective)
         logger.info("%s round %d: %d labelled, accuracy %s, %.0f s training, %.0f s acquiring", folder.name,
                     round_number, record["labelled"], record.get("accuracy"), train_seconds, record["acquire_seconds"])
         bar.update(1)
@@ -109,15 +186,15 @@ def run_arm(config, data, base_model: str, objective: str, acquisition: str, see
     return metric_rows(state, len(data.train_texts))
 
 
-def run_reference_arm(config, data, base_model: str, source: ArmState, progress: bool = True) -> list[dict]:
-    """SetFit on exactly the labelled set of each round of ``source`` (an arm already run)."""
+def run_reference_arm(config, data, base_model: str, reference: str, source: ArmState,
+                      progress: bool = True) -> list[dict]:
+    """``reference`` (setfit, setfit-defaults, logreg) on exactly the labelled set of each round of ``source`` (an
+    arm already run)."""
     from tqdm.auto import tqdm
 
-    from st_contrastive.active.objectives import round_steps
-    from st_contrastive.active.setfit_reference import train_setfit
-
-    folder = Path(config.output) / "arms" / arm_name("setfit", source.acquisition, source.seed)
-    state = ArmState.load(folder) or ArmState("setfit", source.acquisition, source.seed)
+    folder = Path(config.output) / "arms" / arm_name(reference, source.acquisition, source.seed)
+    state = ArmState.load(folder) or ArmState(reference, source.acquisition, source.seed)
+    folder.mkdir(parents=True, exist_ok=True)  # evaluation writes into it before the first state does
     bar = tqdm(total=len(source.rounds), initial=len(state.rounds), desc=folder.name, unit="round",
                disable=not progress)
     while len(state.rounds) < len(source.rounds):
@@ -125,16 +202,33 @@ def run_reference_arm(config, data, base_model: str, source: ArmState, progress:
         labelled = source.labelled_at(round_number)
         state.labelled = labelled
         start = time.perf_counter()
-        model = train_setfit(base_model, [data.train_texts[i] for i in labelled], list(labelled.values()),
-                             data.label_names, round_steps(len(labelled), config.training),
-                             config.training.batch_size, folder / "checkpoints", _round_seed(source.seed, round_number))
+        model = _train_reference(reference, base_model, [data.train_texts[i] for i in labelled],
+                                 list(labelled.values()), data.label_names, config.training, folder / "checkpoints",
+                                 _round_seed(source.seed, round_number))
         record = {"round": round_number, "labelled": len(labelled), "train_seconds":
-                  round(time.perf_counter() - start, 2), "acquire_seconds": 0.0, "labelled_from": source.objective}
+                  round(time.perf_counter() - start, 2), "acquire_seconds": 0.0, "labelled_from": source.objective,
+                  "steps": model.steps, "optimisation_seconds": round(model.optimisation_seconds, 3)}
         record |= _evaluate(data, model, folder)
         _finish_round(state, record, None, folder, model)
         bar.update(1)
     bar.close()
     return metric_rows(state, len(data.train_texts))
+
+
+def _train_reference(reference: str, base_model: str, texts: list[str], labels: list[int], label_names: list[str],
+                     training, output_dir: Path, seed: int):
+    from st_contrastive.active.objectives import frozen_logistic_regression, round_steps
+    from st_contrastive.active.setfit_reference import train_setfit
+
+    if reference == "logreg":
+        return frozen_logistic_regression(base_model, texts, labels, label_names, training)
+    if reference == "setfit-defaults":
+        return train_setfit(base_model, texts, labels, label_names, output_dir, seed)
+    if reference == "setfit":
+        return train_setfit(base_model, texts, labels, label_names, output_dir, seed,
+                            steps=round_steps(len(texts), training), batch_size=training.batch_size,
+                            max_seq_length=training.max_seq_length)
+    raise ValueError(f"--reference {reference}: unknown")  # check() refuses it before
 
 
 def _round_seed(seed: int, round_number: int) -> int:
@@ -183,23 +277,21 @@ def _finish_round(state: ArmState, record: dict, acquired: Pending | None, folde
     state.save(folder)
 
 
-def _describe_model(model_dir: Path, config, data, state: ArmState, base_model: str) -> None:
-    """``results.json`` beside the round's model: what it was trained on and scored, for its model card
-    (``st-contrastive push`` / ``--push-to-hub``)."""
+def _describe_model(model_dir: Path, config, data, state: ArmState, base_model: str, objective: str) -> None:
+    """``results.json`` beside the round's model (trained with ``objective``): what it was trained on and scored, for
+    its model card (``st-contrastive push`` / ``--push-to-hub``)."""
     from dataclasses import asdict
-
-    from st_contrastive.active.objectives import round_steps
 
     record = state.rounds[-1]
     metrics = {k: record[k] for k in ("accuracy", "f1_macro") if k in record}
     dataset = Path(config.dataset).stem if Path(config.dataset).is_file() else config.dataset  # no local paths
     training = asdict(config.training)
-    if state.objective == "siamese":  # cosine pairs, then logistic regression turned into the same head
+    if objective == "siamese":  # cosine pairs, then logistic regression turned into the same head
         loss_name, loss = "CosineSimilarityLoss", {"objective": "siamese", "repeats": training["siamese_repeats"]}
     else:
         loss_name = "SCALeLoss"
-        loss = {"objective": state.objective, "temperature": training["temperature"],
-                "supcon_weight": training["supcon_weight"] if state.objective == "supcon-ce" else 0.0,
+        loss = {"objective": objective, "temperature": training["temperature"],
+                "supcon_weight": training["supcon_weight"] if objective == "supcon-ce" else 0.0,
                 "dropout_rates": training["dropout_rates"]}
     results = {
         "method": "active",
@@ -208,15 +300,18 @@ def _describe_model(model_dir: Path, config, data, state: ArmState, base_model: 
         "config": {"dataset": dataset, "acquisition": state.acquisition, "seed": state.seed,
                    "labelled": len(state.labelled), "pool": len(data.train_texts), "rounds": len(state.rounds),
                    "training": training},
-        "train": {"steps": round_steps(len(state.labelled), config.training), "loss": loss, "loss_name": loss_name},
+        "train": {"steps": record["steps"], "loss": loss, "loss_name": loss_name},
         "after": {f"{dataset} test": metrics} if metrics else {},
     }
     (model_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+
+
+METRICS = ("accuracy", "f1_macro", "train_seconds", "acquire_seconds", "eval_seconds", "steps", "epochs",
+           "optimisation_seconds", "budget_seconds")
 
 
 def metric_rows(state: ArmState, pool: int) -> list[dict]:
     """One flat row per finished round, for the CSV and the curves."""
     return [{"objective": state.objective, "acquisition": state.acquisition, "seed": state.seed,
              "round": r["round"], "labelled": r["labelled"], "percent": round(100 * r["labelled"] / pool, 2)}
-            | {k: r[k] for k in ("accuracy", "f1_macro", "train_seconds", "acquire_seconds", "eval_seconds") if k in r}
-            for r in state.rounds]
+            | {k: r[k] for k in METRICS if k in r} for r in state.rounds]

@@ -19,7 +19,7 @@ def summarize(rows: list[dict]) -> list[dict]:
     for (objective, acquisition, round_number), members in groups.items():
         entry = {"objective": objective, "acquisition": acquisition, "round": round_number,
                  "labelled": members[0]["labelled"], "percent": members[0]["percent"], "seeds": len(members)}
-        for key in ("accuracy", "f1_macro", "train_seconds", "acquire_seconds"):
+        for key in ("accuracy", "f1_macro", "train_seconds", "acquire_seconds", "steps", "epochs", "budget_seconds"):
             values = [m[key] for m in members if key in m]
             if values:
                 entry[f"{key}_mean"] = round(float(np.mean(values)), 2)
@@ -28,26 +28,53 @@ def summarize(rows: list[dict]) -> list[dict]:
     return summary
 
 
+ARMS = {  # what a reader of the table needs to know about each arm that is not an --objective
+    "setfit": "SetFit at the objectives' step count, on the first objective's labelled sets",
+    "setfit-defaults": "SetFit at its own settings (20 pair iterations, 1 epoch), on the same labelled sets",
+    "logreg": "logistic regression on the frozen base, on the same labelled sets: the floor",
+    "supcon-ce-equal-compute": "supcon-ce trained each round as long as setfit-defaults took (own acquisitions)",
+    "ce-equal-compute": "ce trained each round as long as setfit-defaults took (own acquisitions)",
+}
+
+
 def format_table(summary: list[dict]) -> str:
-    """A markdown table: one row per objective × acquisition, one column per round (accuracy mean ± std)."""
+    """A markdown table: one row per objective × acquisition, one column per round (accuracy mean ± std), and the
+    arm's training wall time per round (mean over rounds and seeds)."""
     percents = sorted({s["percent"] for s in summary})
     arms = list(dict.fromkeys((s["objective"], s["acquisition"]) for s in summary))
     cells = {(s["objective"], s["acquisition"], s["percent"]): s for s in summary}
-    header = "| objective | acquisition | " + " | ".join(f"{p:g} %" for p in percents) + " |"
-    lines = [header, "|" + "---|" * (len(percents) + 2)]
+    header = "| objective | acquisition | " + " | ".join(f"{p:g} %" for p in percents) + " | training s / round |"
+    lines = [header, "|" + "---|" * (len(percents) + 3)]
     for objective, acquisition in arms:
         values = []
         for percent in percents:
             s = cells.get((objective, acquisition, percent))
             values.append(f"{s['accuracy_mean']:.2f} ± {s['accuracy_std']:.2f}" if s and "accuracy_mean" in s else "")
+        seconds = [s["train_seconds_mean"] for s in summary
+                   if (s["objective"], s["acquisition"]) == (objective, acquisition) and "train_seconds_mean" in s]
+        values.append(f"{np.mean(seconds):.1f}" if seconds else "")
         lines.append(f"| {objective} | {acquisition} | " + " | ".join(values) + " |")
-    return "\n".join(lines)
+    legend = [f"- {name}: {ARMS[name]}" for name in dict.fromkeys(o for o, _ in arms) if name in ARMS]
+    return "\n".join(lines + ([""] + legend if legend else []))
+
+
+def below_floor(summary: list[dict]) -> list[str]:
+    """Arm, acquisition and round where the mean accuracy is below logistic regression on the frozen base's
+    (``logreg``, on the same labelled-set sizes of the same acquisition)."""
+    floor = {(s["acquisition"], s["round"]): s["accuracy_mean"] for s in summary
+             if s["objective"] == "logreg" and "accuracy_mean" in s}
+    return [f"{s['objective']}, {s['acquisition']}, {s['percent']:g} %: {s['accuracy_mean']:.2f} < "
+            f"{floor[(s['acquisition'], s['round'])]:.2f}" for s in summary
+            if s["objective"] != "logreg" and (s["acquisition"], s["round"]) in floor and "accuracy_mean" in s
+            and s["accuracy_mean"] < floor[(s["acquisition"], s["round"])]]
 
 
 def format_timing(rows: list[dict]) -> str:
-    """Wall time per round, and the share of it spent scoring the pool (acquisition) rather than training."""
-    lines = ["| objective | acquisition | s / round | training s | acquisition s | acquisition share |",
-             "|---|---|---|---|---|---|"]
+    """Wall time per round, the share of it spent scoring the pool (acquisition) rather than training, the training
+    time of all rounds (mean over seeds) and the optimisation steps per round."""
+    columns = ("objective", "acquisition", "s / round", "training s", "acquisition s", "acquisition share",
+               "training s, all rounds", "steps / round")
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     arms = list(dict.fromkeys((r["objective"], r["acquisition"]) for r in rows))
     for objective, acquisition in arms:
         members = [r for r in rows if (r["objective"], r["acquisition"]) == (objective, acquisition)]
@@ -55,8 +82,12 @@ def format_timing(rows: list[dict]) -> str:
         scoring = float(np.mean([r.get("acquire_seconds", 0.0) for r in members]))
         evaluation = float(np.mean([r.get("eval_seconds", 0.0) for r in members]))
         total = train + scoring + evaluation
+        seeds = {r["seed"] for r in members} or {0}
+        all_rounds = sum(r.get("train_seconds", 0.0) for r in members) / len(seeds)
+        steps = [r["steps"] for r in members if "steps" in r]
         lines.append(f"| {objective} | {acquisition} | {total:.1f} | {train:.1f} | {scoring:.1f} | "
-                     f"{100 * scoring / total:.0f} % |")
+                     f"{100 * scoring / total if total else 0:.0f} % | {all_rounds:.1f} | "
+                     f"{f'{np.mean(steps):.0f}' if steps else ''} |")
     return "\n".join(lines)
 
 
@@ -131,8 +162,11 @@ def write_reports(output: str | Path, rows: list[dict], title: str = "") -> dict
     paths["metrics_json"].write_text(json.dumps(rows, indent=1))
     summary = summarize(rows)
     paths["summary_json"].write_text(json.dumps(summary, indent=1))
-    paths["table"].write_text(f"# {title}\n\nTest accuracy (%), mean ± std over seeds\n\n{format_table(summary)}\n\n"
-                              f"Wall time per round (mean over rounds and seeds)\n\n{format_timing(rows)}\n")
+    below = below_floor(summary)
+    floor = (f"\nBelow the floor (logreg's mean accuracy at the same round): {'; '.join(below) or 'none'}\n"
+             if any(r["objective"] == "logreg" for r in rows) else "")
+    paths["table"].write_text(f"# {title}\n\nTest accuracy (%), mean ± std over seeds\n\n{format_table(summary)}\n"
+                              f"{floor}\nWall time per round (mean over rounds and seeds)\n\n{format_timing(rows)}\n")
     curve = plot_learning_curves(summary, output / "learning_curve.png", title)
     if curve:
         paths["learning_curve"] = curve

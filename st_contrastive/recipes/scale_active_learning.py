@@ -1,8 +1,9 @@
 """SCALe: active learning for text classification with dropout-view SupCon + CE, against CE only, siamese
-pre-training and SetFit on the same labelled sets.
+pre-training, SetFit (at equal steps and at its defaults) and logistic regression on the frozen base, on the same
+labelled sets; optionally also at equal wall time with SetFit at its defaults.
 
     st-contrastive active --dataset trec --objective supcon-ce ce --acquisition random entropy --seeds 3 \\
-        --reference setfit --output runs/al-trec
+        --reference setfit setfit-defaults logreg --equal-compute --output runs/al-trec
     st-contrastive active --dataset my_texts.csv --oracle human --output runs/my-labels   # writes a file to label
     st-contrastive active --resume runs/my-labels --push-to-hub me/my-classifier         # after filling it in
 """
@@ -43,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "pre-training + logistic regression (§3.2)")
     parser.add_argument("--acquisition", dest="acquisitions", nargs="+", default=defaults.acquisitions,
                         choices=ACQUISITIONS, help="how each round picks rows to label (random, entropy: the paper's)")
-    parser.add_argument("--seeds", type=int, default=defaults.seeds, help="runs per arm (seeds 0 … N−1)")
+    parser.add_argument("--seeds", type=int, default=None, help="runs per arm (seeds 0 … N−1); default 3, and 1 "
+                        "with --oracle human (a person labels for one arm)")
     parser.add_argument("--initial", type=float, default=defaults.initial, help="random seed set, share of the pool")
     parser.add_argument("--step", type=float, default=defaults.step, help="labels added per round, share of the pool")
     parser.add_argument("--budget", type=float, default=defaults.budget, help="stop at this share of the pool")
@@ -51,9 +53,15 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a random pool of N training rows per seed (time box); default the whole train split")
     parser.add_argument("--test-size", type=int, default=defaults.test_size, help="evaluate on N test rows only")
     parser.add_argument("--oracle", choices=["simulated", "human"], default=defaults.oracle,
-                        help="simulated: gold labels; human: write queries-round-NNN.csv and stop until --resume")
-    parser.add_argument("--reference", choices=REFERENCES, default=defaults.reference,
-                        help="setfit: also train SetFit on the labelled sets of the first objective")
+                        help="simulated: gold labels; human: rows the file labels are round 0's set, the others "
+                        "the pool; writes queries-round-NNN.csv and stops until --resume")
+    parser.add_argument("--reference", dest="references", nargs="+", choices=REFERENCES, default=[],
+                        help="also train, on the labelled sets of the first objective: setfit (SetFit at the "
+                        "objectives' step count), setfit-defaults (SetFit at its own settings, 20 pair iterations), "
+                        "logreg (logistic regression on the frozen base, the floor); default none")
+    parser.add_argument("--equal-compute", action="store_true",
+                        help="also train supcon-ce and ce, each round, for as long as setfit-defaults took on it "
+                        "(needs --reference setfit-defaults)")
     parser.add_argument("--bald-samples", type=int, default=defaults.bald_samples, help="MC dropout passes of bald")
     parser.add_argument("--output", default=defaults.output, help="run folder (state, metrics, plots, models)")
     parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR with its own settings "
@@ -101,7 +109,7 @@ def run(config: ActiveLearningConfig, push_to_hub: str | None = None) -> list[di
     from st_contrastive.active.report import write_reports
 
     try:
-        rows = run_active_learning(config)
+        rows = run_active_learning(config, say=print)
     except AwaitingLabels as waiting:
         print(f"Label the {waiting.missing} rows without a label in {waiting.path} (the label column: one of the "
               f"label names), then run: st-contrastive active --resume {config.output}")
@@ -129,9 +137,11 @@ def published_model(config: ActiveLearningConfig, repo_id: str) -> Path:
 
 
 def write_tsne(config: ActiveLearningConfig):
-    """t-SNE of the test embeddings of each objective's last round (seed 0, first acquisition), Fig. 4."""
+    """t-SNE of the test embeddings of each arm's last round (seed 0, first acquisition), Fig. 4."""
     import numpy as np
 
+    from st_contrastive.active.config import EQUAL_COMPUTE_OBJECTIVES
+    from st_contrastive.active.equal_compute import SUFFIX
     from st_contrastive.active.loop import arm_name
     from st_contrastive.active.report import plot_tsne
     from st_contrastive.data.text_classification import load_text_classification
@@ -139,7 +149,8 @@ def write_tsne(config: ActiveLearningConfig):
     data = load_text_classification(config.dataset, config.label_names).subset_test(config.test_size, seed=0)
     if not data.test_texts:
         return None
-    objectives = config.objectives + (["setfit"] if config.reference == "setfit" else [])
+    equal_compute = [o + SUFFIX for o in config.objectives if config.equal_compute and o in EQUAL_COMPUTE_OBJECTIVES]
+    objectives = config.objectives + config.references + equal_compute
     panels = {}
     for objective in objectives:
         path = Path(config.output) / "arms" / arm_name(objective, config.acquisitions[0], 0) / "test_embeddings.npy"
