@@ -13,6 +13,10 @@ from types import SimpleNamespace
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # One pytest-xdist worker per core: a thread each (and in the ranks they launch) does more than every worker's
+    # threads fighting over every core. Set before torch is imported.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest
 import torch
@@ -80,16 +84,23 @@ def tiny_model(tiny_mlm_dir):
 def parsed_books(tmp_path_factory) -> str:
     """The first two documents of the shared books corpus, parsed by spaCy (a few hundred sentences)."""
     pytest.importorskip("spacy")
+    from filelock import FileLock
+
     from st_contrastive.parsing import make_parser, parse_corpus
 
-    folder = tmp_path_factory.mktemp("books")
-    corpus = folder / "books.jsonl.gz"
-    with gzip.open(data_file("corpus/books.jsonl.gz"), "rt", encoding="utf-8") as f, \
-            gzip.open(corpus, "wt", encoding="utf-8") as out:
-        for line in itertools.islice(f, 2):
-            out.write(line)
+    # Parsed once for every pytest-xdist worker of this run: the first one parses, the others wait and read it.
+    folder = tmp_path_factory.getbasetemp()
+    folder = (folder.parent if os.environ.get("PYTEST_XDIST_WORKER") else folder) / "books"
     output = folder / "cache" / "parsed.jsonl.gz"  # a folder that does not exist yet
-    parse_corpus(corpus, output, make_parser("spacy"))
+    folder.mkdir(exist_ok=True)
+    with FileLock(str(folder / "parsing.lock")):
+        if not output.exists():
+            corpus = folder / "books.jsonl.gz"
+            with gzip.open(data_file("corpus/books.jsonl.gz"), "rt", encoding="utf-8") as f, \
+                    gzip.open(corpus, "wt", encoding="utf-8") as out:
+                for line in itertools.islice(f, 2):
+                    out.write(line)
+            parse_corpus(corpus, output, make_parser("spacy"))
     return str(output)
 
 
