@@ -11,6 +11,7 @@ from sentence_transformers import SentenceTransformer
 from transformers import AutoModel, AutoTokenizer, RobertaConfig, RobertaForMaskedLM
 
 from st_contrastive.recipes.convert import convert, main
+from st_contrastive.recipes.input_checks import SettingError
 
 TEXTS = ["A man is playing a guitar.", "The history of the region is long and complicated, and well documented."]
 
@@ -52,8 +53,8 @@ def test_convert_refuses_a_non_empty_output_and_a_folder_without_a_model(tmp_pat
     taken = tmp_path / "taken"
     taken.mkdir()
     (taken / "keep.txt").write_text("mine")
-    with pytest.raises(FileExistsError, match="--output .* is not empty"):
+    with pytest.raises(SettingError, match="--output .* is not empty"):
         convert(tiny_mlm_dir, str(taken))
     assert (taken / "keep.txt").read_text() == "mine"
-    with pytest.raises(FileNotFoundError, match="has no config.json"):
+    with pytest.raises(SettingError, match="has no config.json"):
         convert(str(taken), str(tmp_path / "new"))
