@@ -25,9 +25,10 @@ $(VENV)/.installed: setup.cfg pyproject.toml
 
 # CPU budget: the paper's optimiser, spans of at most 128 tokens, 4 documents a step. Contrastive-only (no MLM
 # term): of joint, MLM-head warm-up and contrastive-only, it scored best on STS-B dev (README, "make main").
+# --overwrite: a rerun (e.g. with more MAIN_STEPS) replaces the previous runs/declutr-small.
 main: install
 	$(VENV)/bin/st-contrastive declutr --max-steps $(MAIN_STEPS) --batch-size 4 --max-length 128 --mlm-weight 0 \
-		--eval-tasks stsb-dev stsb-test sick-test --output runs/declutr-small
+		--eval-tasks stsb-dev stsb-test sick-test --output runs/declutr-small --overwrite
 
 test: install
 	$(PYTHON) -m pytest -q

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 
 from st_contrastive.recipes import (
@@ -20,6 +21,7 @@ from st_contrastive.recipes import (
     supcon_nli,
     supcon_nli_sweep,
 )
+from st_contrastive.recipes.input_checks import SettingError
 from st_contrastive.training.distributed import is_distributed
 
 COMMANDS = {
@@ -53,9 +55,69 @@ def usage() -> str:
     return "\n".join(lines)
 
 
+# How each command continues after Ctrl-C: the same command line resumed from the run folder, or rerun.
+RESUME_OPTION = {name: "--resume-from-checkpoint" for name in ("declutr", "simcse", "supcon", "multiview")}
+RERUN_COMMANDS = ("declutr-ablation", "supcon-sweep", "chain")  # they reuse finished runs and resume the interrupted
+
+
+class CommandLineExit(SystemExit):
+    """Exit with ``status`` once ``message`` is printed; ``str()`` is the message, for callers in Python."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(status)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def fail(message: str, status: int) -> None:
+    print(message, file=sys.stderr)
+    raise CommandLineExit(message, status)
+
+
+def resume_hint(command: str, argv: list[str], interrupted) -> str:
+    """What to run to continue after Ctrl-C: ``argv`` without the options that would start over."""
+    kept, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in ("--overwrite", "--rerun") or arg.startswith("--resume-from-checkpoint="):
+            continue
+        elif arg in ("--resume-from-checkpoint", "--resume"):
+            skip = arg == "--resume-from-checkpoint"
+        else:
+            kept.append(arg)
+    if command == "active":
+        from st_contrastive.recipes.scale_active_learning import build_parser
+
+        args, _ = build_parser().parse_known_args(argv)
+        return f"st-contrastive active --resume {shlex.quote(args.resume or args.output)}"
+    if command in RESUME_OPTION:
+        kept += [RESUME_OPTION[command], str(interrupted.run)]
+    elif command == "pretrain-mlm":
+        kept.append("--resume")
+    line = shlex.join(["st-contrastive", command, *kept])
+    return f"rerun {line} (finished runs are reused)" if command in RERUN_COMMANDS else line
+
+
+def interrupted_line(command: str, argv: list[str], error: KeyboardInterrupt) -> str:
+    step = getattr(error, "step", None)
+    if step is None:  # Ctrl-C outside training (loading, evaluating): nothing was saved to resume from
+        return f"st-contrastive {command}: interrupted"
+    if getattr(error, "checkpoint", None) is None:
+        return f"st-contrastive {command}: interrupted at step {step}, before any checkpoint; rerun the command to start over"
+    if error.resume_step != step:  # a second Ctrl-C interrupted the step: resume from the last checkpoint
+        step = f"{step} (the last checkpoint is of step {error.resume_step})"
+    return f"st-contrastive {command}: interrupted at step {step}; resume with {resume_hint(command, argv, error)}"
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Run a sub-command. Bad input (a ``ValueError`` or ``OSError``, which name the item and the option to change)
-    ends the run with that one line and exit status 1; ``--debug`` or ``ST_CONTRASTIVE_DEBUG=1`` shows the traceback."""
+    """Run a sub-command. Bad settings (a :class:`SettingError`, found from the arguments before anything loads)
+    end the run with one line each, as argparse's, and exit status 2. Bad input found later (a ``ValueError`` or
+    ``OSError``, which name the item and the option to change) ends it with one line and exit status 1. Ctrl-C
+    ends it with one line saying how to resume, exit status 130. ``--debug`` or ``ST_CONTRASTIVE_DEBUG=1`` shows
+    the traceback instead."""
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv or os.environ.get("ST_CONTRASTIVE_DEBUG", "") not in ("", "0")
     argv = [arg for arg in argv if arg != "--debug"]
@@ -70,6 +132,14 @@ def main(argv: list[str] | None = None) -> None:
                  f"(these train on several: {', '.join(DISTRIBUTED_COMMANDS)})")
     try:
         run(argv[1:])
+    except SettingError as error:
+        if debug:
+            raise
+        fail("\n".join(f"st-contrastive {argv[0]}: error: {problem}" for problem in error.problems), 2)
+    except KeyboardInterrupt as error:
+        if debug:
+            raise
+        fail(interrupted_line(argv[0], argv[1:], error), 130)
     except (ValueError, OSError) as error:
         if debug:
             raise

@@ -11,6 +11,7 @@ from sentence_transformers import SentenceTransformer
 from transformers import AutoModel, AutoTokenizer, RobertaConfig, RobertaForMaskedLM
 
 from st_contrastive.recipes.convert import convert, main
+from st_contrastive.recipes.input_checks import SettingError
 
 TEXTS = ["A man is playing a guitar.", "The history of the region is long and complicated, and well documented."]
 
@@ -52,10 +53,10 @@ def test_convert_refuses_a_non_empty_output_and_a_folder_without_a_model(tmp_pat
     taken = tmp_path / "taken"
     taken.mkdir()
     (taken / "keep.txt").write_text("mine")
-    with pytest.raises(FileExistsError, match="--output .* is not empty"):
+    with pytest.raises(SettingError, match="--output .* is not empty"):
         convert(tiny_mlm_dir, str(taken))
     assert (taken / "keep.txt").read_text() == "mine"
-    with pytest.raises(FileNotFoundError, match="has no config.json"):
+    with pytest.raises(SettingError, match="has no config.json"):
         convert(str(taken), str(tmp_path / "new"))
 
 
@@ -69,7 +70,7 @@ def test_a_sentence_transformers_folder_is_refused_not_stripped_of_its_modules(t
     pooling = Pooling(transformer.get_embedding_dimension(), pooling_mode="cls")
     source = tmp_path / "normalized"
     SentenceTransformer(modules=[transformer, pooling, Normalize()], device="cpu").save(str(source))
-    with pytest.raises(ValueError, match=rf"SOURCE {source} is already a sentence-transformers model .*"
+    with pytest.raises(ValueError, match=rf"SOURCE {source}: is already a sentence-transformers model .*"
                                          rf"SentenceTransformer\('{source}'\)"):
         convert(str(source), str(tmp_path / "out"))
     with pytest.raises(SystemExit) as exit_info:

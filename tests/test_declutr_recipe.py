@@ -10,6 +10,7 @@ from transformers import AutoModelForMaskedLM
 from st_contrastive.cli import main as cli_main
 from st_contrastive.data_dir import data_file
 from st_contrastive.recipes.declutr import main
+from st_contrastive.recipes.input_checks import SettingError
 
 
 def test_recipe_end_to_end(tmp_path, tiny_mlm_dir):
@@ -68,17 +69,27 @@ def test_cli_help_lists_commands_and_paper_defaults(capsys):
 def test_ablation_runs_every_variant_at_equal_steps(tmp_path, tiny_mlm_dir):
     from st_contrastive.recipes.declutr_ablation import main as ablation
 
-    table = ablation([
-        "--model", tiny_mlm_dir, "--output", str(tmp_path / "ablation"), "--eval-tasks", "stsb-test",
-        "--documents", str(data_file("corpus/docs.jsonl.gz")), "--max-documents", "8", "--max-steps", "2",
-        "--batch-size", "2", "--max-length", "32", "--min-length", "8",
-    ])
+    argv = ["--model", tiny_mlm_dir, "--output", str(tmp_path / "ablation"), "--eval-tasks", "stsb-test",
+            "--documents", str(data_file("corpus/docs.jsonl.gz")), "--max-documents", "8", "--max-steps", "2",
+            "--batch-size", "2", "--max-length", "32", "--min-length", "8"]
+    table = ablation(argv)
     assert list(table) == ["base (mean pooling)", "mlm-only", "contrastive-only", "declutr"]
     for name in ("mlm-only", "contrastive-only", "declutr"):
         run = json.loads((tmp_path / "ablation" / name / "results.json").read_text())
         assert run["train"]["steps"] == 2
     assert json.loads((tmp_path / "ablation" / "mlm-only" / "results.json").read_text())["config"]["contrastive_weight"] == 0
     assert (tmp_path / "ablation" / "ablation.png").exists()
+
+    # A rerun reuses the variants trained with the same settings; other settings are refused before any work.
+    trained = {name: (tmp_path / "ablation" / name / "model.safetensors").stat().st_mtime_ns for name in table
+               if name != "base (mean pooling)"}
+    assert ablation(argv) == table
+    assert {name: (tmp_path / "ablation" / name / "model.safetensors").stat().st_mtime_ns for name in trained} == trained
+    with pytest.raises(SettingError) as error:
+        ablation([*argv, "--temperature", "0.1"])
+    assert error.value.problems[0] == (f"--output {tmp_path / 'ablation'}: its variant mlm-only finished with other "
+                                       "settings (--temperature 0.05 -> 0.1): add --overwrite to retrain the variants, "
+                                       "or choose another --output")
 
 
 def test_simcse_control_runs_at_the_declutr_budget_with_curves(tmp_path, tiny_mlm_dir):

@@ -319,16 +319,20 @@ def test_txt_corpus_parses_each_line_whole(tmp_path, spacy_parser):
 
 
 def test_cli_errors_are_one_line(tmp_path, capsys):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n")
     for argv, message in [
         (["parse", str(tmp_path / "missing.jsonl"), "-o", str(tmp_path / "out.jsonl.gz")], "CORPUS"),
         (["parse", "books", "-o", str(tmp_path / "out.jsonl")], ".jsonl.gz"),
-        (["parse", "books", "-o", str(tmp_path / "out.jsonl.gz"), "--parser", "nope"], "unknown parser 'nope'"),
+        (["parse", "books", "-o", str(tmp_path / "out.jsonl.gz"), "--parser", "nope"], "--parser nope: unknown parser"),
+        (["parse", str(empty), "-o", str(tmp_path / "out.jsonl.gz")], "no text in it"),
     ]:
         with pytest.raises(SystemExit) as exit_:
             cli_main(argv)
-        assert isinstance(exit_.value.code, str) and "\n" not in exit_.value.code
-        assert exit_.value.code.startswith("st-contrastive parse: error: ") and message in exit_.value.code
-    assert not (tmp_path / "out.jsonl.gz").exists()
+        assert exit_.value.code == 2 and "\n" not in str(exit_.value)
+        assert str(exit_.value).startswith("st-contrastive parse: error: ") and message in str(exit_.value)
+        assert capsys.readouterr().err == str(exit_.value) + "\n"
+    assert not list(tmp_path.glob("out.jsonl*"))
 
 
 def test_cli_parses_and_writes_a_summary(tmp_path, capsys, spacy_parser):

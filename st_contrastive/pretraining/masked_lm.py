@@ -29,6 +29,7 @@ from transformers import (
 
 from st_contrastive.models.masked_lm_head import mask_tokens
 from st_contrastive.pretraining.wordpiece import train_wordpiece_tokenizer
+from st_contrastive.training.checkpoints import latest_complete_checkpoint
 from st_contrastive.training.distributed import (
     agree_with_rank_zero,
     has_accelerator,
@@ -36,6 +37,7 @@ from st_contrastive.training.distributed import (
     main_process_first,
     world_size,
 )
+from st_contrastive.training.interrupt import StopOnInterrupt, TrainingInterrupted, stop_after_step_on_interrupt
 
 logger = logging.getLogger(__name__)
 
@@ -353,18 +355,26 @@ def pretrain_masked_lm(
     )
     stopper = StopAfterMinutes(max_minutes) if max_minutes is not None else None
     curve = HeldOutLossLog(model, held_out, tokenizer.mask_token_id, every=save_steps)
+    interrupt = StopOnInterrupt()  # Ctrl-C: a checkpoint after the step in progress, then TrainingInterrupted
     trainer = Trainer(
         model=model,
         args=args,
         train_dataset=split["train"],
         data_collator=collator,
-        callbacks=[curve, *([stopper] if stopper else [])],
+        callbacks=[curve, interrupt, *([stopper] if stopper else [])],
     )
     train_started = time.monotonic()
-    resume_from = resume and any(checkpoints.glob("checkpoint-*"))
+    # The last complete checkpoint: one torn by a kill while it was saved is skipped (with a warning).
+    resume_from = latest_complete_checkpoint(checkpoints, report_torn=True) if resume and checkpoints.is_dir() else None
     if resume and not resume_from:
-        logger.info("No checkpoint in %s yet: starting from step 0 with the saved tokenizer", checkpoints)
-    train_output = trainer.train(resume_from_checkpoint=True if resume_from else None)
+        logger.info("No complete checkpoint in %s yet: starting from step 0 with the saved tokenizer", checkpoints)
+    with stop_after_step_on_interrupt(interrupt):
+        try:
+            train_output = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
+        except KeyboardInterrupt as error:  # a second Ctrl-C: the last checkpoint saved before is the resume point
+            raise TrainingInterrupted(trainer.state.global_step, checkpoints) from error
+    if interrupt.requested:
+        raise TrainingInterrupted(trainer.state.global_step, checkpoints)
     train_seconds = time.monotonic() - train_started
     if not main_process:  # the other ranks of a torchrun/accelerate job: rank 0 measures and saves
         return {}

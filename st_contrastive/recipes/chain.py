@@ -19,9 +19,13 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from st_contrastive.recipes import declutr as declutr_recipe
+from st_contrastive.recipes import supcon_nli as supcon_recipe
 from st_contrastive.recipes.declutr import DeCLUTRConfig
 from st_contrastive.recipes.declutr import build_parser as declutr_parser
+from st_contrastive.recipes.input_checks import SettingChecks, SettingError
 from st_contrastive.recipes.push import refuse_push_in_comparison
+from st_contrastive.recipes.run_folder import continue_or_restart, refuse_in_comparison
 
 ARMS = ("declutr", "supcon", "declutr+supcon")
 
@@ -40,28 +44,35 @@ def main(argv: list[str] | None = None) -> dict:
                         "transfer task (STS is always evaluated in full; unset: all)")
     args, declutr_options = parser.parse_known_args(argv)
     refuse_push_in_comparison(parser, declutr_options)
+    refuse_in_comparison(parser, declutr_options)
     declutr = DeCLUTRConfig.from_args(declutr_parser().parse_args(declutr_options))
+    output = Path(args.output)
+    declutr = replace(declutr, model=args.model, output=str(output / "declutr"), eval_tasks=[],
+                      training=replace(declutr.training, max_steps=args.declutr_steps))
+    supcon = supcon_recipe.SupConNLIConfig(model=args.model, supcon_weight=args.supcon_weight, eval_tasks=[],
+                                           skip_before=True)
+    supcon = replace(supcon, training=replace(supcon.training, max_steps=args.supcon_steps, seed=declutr.training.seed))
+    configs = {
+        "declutr": declutr,
+        "supcon": replace(supcon, output=str(output / "supcon")),
+        "declutr+supcon": replace(supcon, model=str(output / "declutr"), output=str(output / "declutr+supcon")),
+    }
+    # An interrupted arm resumes from its last complete checkpoint; a finished one is read back below.
+    configs = {arm: replace(config, training=continue_or_restart(config.training, output / arm))
+               for arm, config in configs.items()}
+    check_chain(args, configs)
     # Imported here, not at the top: the parsers must build without torch (instant --help).
     from sentence_transformers import SentenceTransformer
 
     from st_contrastive.evaluation import averages, evaluate_model, main_score
     from st_contrastive.evaluation.protocol import STS_TASKS, expand_tasks
-    from st_contrastive.recipes.declutr import train_declutr
-    from st_contrastive.recipes.supcon_nli import SupConNLIConfig, train_supcon_nli
     from st_contrastive.training.distributed import is_main_process, join_for_comparison, wait_for_rank_zero
 
-    output = Path(args.output)
     output.mkdir(parents=True, exist_ok=True)
-    declutr = replace(declutr, model=args.model, output=str(output / "declutr"), eval_tasks=[],
-                      training=replace(declutr.training, max_steps=args.declutr_steps))
-    supcon = SupConNLIConfig(model=args.model, supcon_weight=args.supcon_weight, eval_tasks=[], skip_before=True)
-    supcon = replace(supcon, training=replace(supcon.training, max_steps=args.supcon_steps, seed=declutr.training.seed))
-
     stages = {
-        "declutr": lambda: train_declutr(declutr),
-        "supcon": lambda: train_supcon_nli(replace(supcon, output=str(output / "supcon"))),
-        "declutr+supcon": lambda: train_supcon_nli(replace(supcon, model=str(output / "declutr"),
-                                                           output=str(output / "declutr+supcon"))),
+        "declutr": lambda: declutr_recipe.train_declutr(configs["declutr"]),
+        "supcon": lambda: supcon_recipe.train_supcon_nli(configs["supcon"]),
+        "declutr+supcon": lambda: supcon_recipe.train_supcon_nli(configs["declutr+supcon"]),
     }
     def scores_of(model: str, path: Path) -> dict:
         """Evaluate once; a rerun reads the scores back (re-evaluated if the tasks or row limit changed)."""
@@ -102,6 +113,34 @@ def main(argv: list[str] | None = None) -> dict:
     (output / "chain.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return table
+
+
+def check_chain(args: argparse.Namespace, configs: dict) -> None:
+    """The chain's own options and every arm's settings, before the base is evaluated; all problems at once."""
+    from st_contrastive.evaluation.protocol import expand_tasks
+
+    checks = SettingChecks()
+    checks.model(args.model)
+    checks.at_least("--declutr-steps", args.declutr_steps, 1)
+    checks.within("--supcon-weight", args.supcon_weight, 0, 1, high_included=True)
+    if not (args.supcon_steps >= 1 or args.supcon_steps == -1):
+        checks.add("--supcon-steps", args.supcon_steps, "use a positive number of steps, or -1 for one epoch")
+    checks.call("--eval-tasks", args.eval_tasks, lambda: expand_tasks(args.eval_tasks))
+    checks.at_least("--eval-max-rows", args.eval_max_rows, 1)
+    if Path(args.output).is_file():
+        checks.add("--output", args.output, "is a file: pass a folder for the arms")
+    # The arms' steps and λ come from the chain's options: checked once, above, under the chain's names.
+    for arm, config in configs.items() if not checks.problems else ():
+        if (Path(config.output) / "results.json").exists():
+            continue  # read back, not retrained
+        if arm == "declutr+supcon":  # starts from the declutr arm, which does not exist yet: check its base now
+            config = replace(config, model=args.model)
+        recipe = declutr_recipe if arm == "declutr" else supcon_recipe
+        try:
+            recipe.check_inputs(config)
+        except SettingError as error:
+            checks.problems += [problem for problem in error.problems if problem not in checks.problems]
+    checks.done()
 
 
 if __name__ == "__main__":

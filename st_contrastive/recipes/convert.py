@@ -16,7 +16,7 @@ import argparse
 from pathlib import Path
 
 from st_contrastive.recipes.help_format import DefaultsHelpFormatter
-from st_contrastive.recipes.input_checks import is_sentence_encoder, require_source
+from st_contrastive.recipes.input_checks import SettingChecks, is_sentence_encoder
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,15 +31,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 def convert(source: str, output: str, max_seq_length: int | None = None) -> Path:
     """Write ``source`` with mean pooling to ``output``; returns the folder."""
-    require_source(source, "SOURCE")
-    if Path(output).exists() and any(Path(output).iterdir()):
-        raise FileExistsError(f"--output {output} exists and is not empty: choose a new folder")
+    checks = SettingChecks()
     if _is_sentence_transformer(source):
-        raise ValueError(f"SOURCE {source} is already a sentence-transformers model (it has a modules.json), and "
-                         "converting it would drop its pooling and Normalize modules: use it as it is, "
-                         f"SentenceTransformer({source!r}) or a recipe's --model {source}")
-    if Path(source).is_dir() and not (Path(source) / "config.json").exists():
-        raise FileNotFoundError(f"SOURCE {source} has no config.json: it is not a transformers model folder")
+        checks.add("SOURCE", source, "is already a sentence-transformers model (it has a modules.json), and converting "
+                   "it would drop its pooling and Normalize modules: use it as it is, "
+                   f"SentenceTransformer({source!r}) or a recipe's --model {source}")
+    elif Path(source).is_dir() and not (Path(source) / "config.json").exists():
+        checks.add("SOURCE", source, "has no config.json: it is not a transformers model folder")
+    else:
+        checks.model(source, "SOURCE", files=("config.json",))
+    if Path(output).is_file() or (Path(output).is_dir() and any(Path(output).iterdir())):
+        checks.add("--output", output, "exists and is not empty: choose a new folder")
+    checks.at_least("--max-seq-length", max_seq_length, 1)
+    checks.done()
     from st_contrastive.models import mean_pooled_encoder
 
     model = mean_pooled_encoder(source, max_seq_length)

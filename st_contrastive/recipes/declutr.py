@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -14,14 +15,30 @@ from typing import TYPE_CHECKING
 from st_contrastive.data_dir import SHARED_CORPORA
 from st_contrastive.evaluation.protocol import expand_tasks
 from st_contrastive.recipes.help_format import DefaultsHelpFormatter
-from st_contrastive.recipes.input_checks import is_sentence_encoder, require_source
+from st_contrastive.recipes.input_checks import (
+    SettingChecks,
+    check_training,
+    in_hub_cache,
+    is_sentence_encoder,
+)
 from st_contrastive.recipes.push import add_push_argument, check_push, publish
+from st_contrastive.recipes.run_folder import (
+    check_output,
+    check_resume,
+    check_run_folder,
+    clear_for_overwrite,
+    input_paths,
+    record_settings,
+)
 from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 logger = logging.getLogger(__name__)
+
+STRATEGIES = ("default", "adjacent", "subsuming")
+SHORT_DOCUMENTS = ("error", "skip", "shrink")
 
 
 @dataclass
@@ -83,11 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
     spans.add_argument("--min-length", type=int, default=defaults.min_length, help="shortest span in tokens (ℓ_min)")
     spans.add_argument("--max-length", type=int, default=defaults.max_length, help="longest span in tokens (ℓ_max); "
                        "lowered to fit the model's position embeddings with its special tokens")
-    spans.add_argument("--strategy", choices=["default", "adjacent", "subsuming"], default=defaults.strategy,
+    spans.add_argument("--strategy", choices=STRATEGIES, default=defaults.strategy,
                        help="positive placement: overlapping, adjacent and subsumed (default) or one kind only")
     spans.add_argument("--min-anchor-gap", type=int, default=defaults.min_anchor_gap, help="minimum tokens between "
                        "anchors of a document; default max_length (reference code; the ACL text says 2·max_length)")
-    spans.add_argument("--short-documents", choices=["error", "skip", "shrink"], default=defaults.short_documents,
+    spans.add_argument("--short-documents", choices=SHORT_DOCUMENTS, default=defaults.short_documents,
                        help="documents too short for A anchors of max_length tokens and their gaps: skip and count "
                        "them (the paper kept only documents of 2·A·ℓmax tokens or more), stop with an error, or "
                        "shrink their spans")
@@ -121,26 +138,91 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def check_inputs(config: DeCLUTRConfig) -> None:
-    """Fail on a bad name or path before anything heavy loads (the command line prints it as one line)."""
-    require_source(config.model, "--model")
-    require_source(config.documents, "--documents", tuple(SHARED_CORPORA))
-    expand_tasks(config.eval_tasks)
-    check_push(config.push_to_hub)
-    mini_batch_size = getattr(config, "mini_batch_size", 0)  # simcse shares these checks and has no cache option
-    if mini_batch_size < 0 or (mini_batch_size and config.contrastive_weight <= 0):
-        raise ValueError(f"--mini-batch-size {mini_batch_size}: GradCache needs a positive size and the contrastive "
-                         "term (--contrastive-weight > 0); use 0 for MLM-only training")
+def check_inputs(config: DeCLUTRConfig) -> Path | None:
+    """Every setting, from the arguments alone and before anything heavy loads; all problems at once (a
+    ``SettingError``, one line each on the command line). Returns the output folder when it is known before the
+    model loads (its default name depends on the model's depth)."""
+    checks = SettingChecks()
+    checks.model(config.model)
+    checks.source(config.documents, "--documents", tuple(SHARED_CORPORA))
+    checks.at_least("--max-documents", config.max_documents, 1)
+    checks.at_least("--num-anchors", config.num_anchors, 1)
+    checks.at_least("--num-positives", config.num_positives, 1)
+    checks.at_least("--min-length", config.min_length, 1)
+    checks.at_least("--max-length", config.max_length, 1)
+    if 1 <= config.max_length < config.min_length:
+        checks.add("--max-length", config.max_length, f"is below --min-length {config.min_length}: raise it, or "
+                   "lower --min-length")
+    checks.choice("--strategy", config.strategy, STRATEGIES)
+    checks.at_least("--min-anchor-gap", config.min_anchor_gap, 0)
+    checks.choice("--short-documents", config.short_documents, SHORT_DOCUMENTS)
+    checks.above("--temperature", config.temperature)
+    checks.at_least("--contrastive-weight", config.contrastive_weight, 0)
+    checks.at_least("--mlm-weight", config.mlm_weight, 0)
+    if config.contrastive_weight == 0 and config.mlm_weight == 0:
+        checks.add("--mlm-weight", 0, "and --contrastive-weight 0 leave nothing to train: make one of them positive")
+    checks.within("--mlm-probability", config.mlm_probability, 0, 1)
+    if config.mlm_weight > 0 and config.mlm_probability == 0:
+        checks.add("--mlm-probability", 0, "masks no token, so MLM has nothing to predict: raise it, or set "
+                   "--mlm-weight 0")
+    if config.mini_batch_size < 0 or (config.mini_batch_size and config.contrastive_weight <= 0):
+        checks.add("--mini-batch-size", config.mini_batch_size, "GradCache needs a positive size and the "
+                   "contrastive term (--contrastive-weight > 0); use 0 for MLM-only training")
+    checks.at_least("--mlm-head-warmup-steps", config.mlm_head_warmup_steps, 0)
+    checks.above("--mlm-head-learning-rate", config.mlm_head_learning_rate)
+    checks.call("--eval-tasks", config.eval_tasks, lambda: expand_tasks(config.eval_tasks))
+    checks.at_least("--eval-batch-size", config.eval_batch_size, 1)
+    checks.call("--push-to-hub", config.push_to_hub, lambda: check_push(config.push_to_hub))
+    check_training(checks, config.training)
+    output = known_output(config)
+    if output is not None:
+        check_run_folder(checks, config, output)
+    else:  # the output folder is checked once the model has loaded
+        check_resume(checks, config.training.resume_from_checkpoint, asdict(config))
+    checks.done()
+    return output
+
+
+def known_output(config: DeCLUTRConfig) -> Path | None:
+    """``--output``, or its default when the base's depth can be read from its config.json (None otherwise)."""
+    if config.output or config.name:
+        return Path(config.output or Path("runs") / config.name)
+    layers = base_layers(config.model)
+    return Path("runs") / declutr_name(layers) if layers else None
+
+
+def base_layers(model: str | None) -> int | None:
+    """``num_hidden_layers`` from the config.json of a model folder or of its Hub cache snapshot."""
+    from st_contrastive.default_model import default_model
+
+    model = model or default_model()
+    candidates = [Path(model) / "config.json", Path(model) / "0_Transformer" / "config.json"]
+    if not Path(model).exists() and in_hub_cache(model, ("config.json",)):
+        from huggingface_hub import constants
+
+        snapshots = Path(constants.HF_HUB_CACHE) / f"models--{model.replace('/', '--')}" / "snapshots"
+        candidates = sorted(snapshots.glob("*/config.json"))
+    for path in candidates:
+        try:
+            return json.loads(path.read_text()).get("num_hidden_layers")
+        except (OSError, ValueError, AttributeError):
+            continue
+    return None
+
+
+def declutr_name(layers: int | None) -> str:
+    return {6: "declutr-small", 12: "declutr-base"}.get(layers, f"declutr-{layers}layer")
 
 
 def model_name(model: SentenceTransformer) -> str:
-    layers = getattr(model[0].auto_model.config, "num_hidden_layers", None)
-    return {6: "declutr-small", 12: "declutr-base"}.get(layers, f"declutr-{layers}layer")
+    return declutr_name(getattr(model[0].auto_model.config, "num_hidden_layers", None))
 
 
 def train_declutr(config: DeCLUTRConfig) -> dict:
     """Build the spans and the loss, train, evaluate before and after, and write the run; returns its results."""
-    check_inputs(config)
+    known = check_inputs(config)
+    if known is not None:
+        clear_for_overwrite(known, config.training.overwrite)
     # Imported here, not at the top: the parser above must build without torch (instant --help).
     import torch
     from sentence_transformers import SentenceTransformer
@@ -167,12 +249,19 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     model = SentenceTransformer(config.model or default_model())
     sentence_encoder = is_sentence_encoder(config.model or default_model())
     output = Path(config.output or Path("runs") / (config.name or model_name(model)))
+    if known is None:  # the default name needed the model's depth: check its folder now, still before any write
+        checks = SettingChecks()
+        check_output(checks, output, overwrite=config.training.overwrite,
+                     resuming=bool(config.training.resume_from_checkpoint), inputs=input_paths(config))
+        checks.done()
+        clear_for_overwrite(output, config.training.overwrite)
     limit, why = input_token_limit(model)
     specials = sum(map(len, special_token_template(model.tokenizer)))
     max_length = min(config.max_length, limit - specials)
     if max_length < config.max_length:
-        logger.warning("--max-length %d lowered to %d: with %d special tokens that is what the model takes (%s)",
-                       config.max_length, max_length, specials, why)
+        logger.warning("--max-length %d lowered to %d: with %d special tokens that is what the model takes (%s)%s",
+                       config.max_length, max_length, specials, why,
+                       f"; --min-length {config.min_length} lowered with it" if max_length < config.min_length else "")
     sampler = span_sampler(max_length)
     dataset = prepare_declutr_dataset(documents, model.tokenizer, sampler)
     logger.info("Training on %d documents", len(dataset))
@@ -187,11 +276,15 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     before = (evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size)
               if config.eval_tasks and main_process else {})
     head_warmup = None
-    if config.mlm_head_warmup_steps and config.mlm_weight > 0 and not loss.mlm_head.pretrained:
+    resuming = config.training.resume_from_checkpoint is not None  # the checkpoint holds the warmed-up head
+    if config.mlm_head_warmup_steps and config.mlm_weight > 0 and not loss.mlm_head.pretrained and not resuming:
         head_warmup = warm_up_mlm_head(model, loss, dataset, collator, config, output)
     # Recorded as trained: results.json must name the folder the checkpoints went to, not the settings' default.
     config = replace(config, training=replace(config.training, output_dir=str(output / "checkpoints")))
-    run = train(model, loss, dataset, config.training, data_collator=collator, evaluator=evaluator)
+    if main_process:
+        record_settings(output, asdict(config))
+    run = train(model, loss, dataset, config.training, data_collator=collator, evaluator=evaluator,
+                checkpoint_on_interrupt=True)
     if not main_process:  # the other ranks of a torchrun/accelerate job: rank 0 saves, evaluates and writes
         return {}
     model.save(str(output))
@@ -203,8 +296,8 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
         "method": "declutr",
         "model": config.model or "all-MiniLM-L6-v2 (default-model extra)",
         "output": str(output),
-        "config": asdict(config) | {"max_length": max_length, "documents_used": len(dataset),
-                                    "documents_skipped": len(documents) - len(dataset)},
+        "config": asdict(config) | {"max_length": max_length, "min_length": sampler.min_length,
+                                    "documents_used": len(dataset), "documents_skipped": len(documents) - len(dataset)},
         "train": run.summary(),
         "mlm_head_warmup": head_warmup.summary() if head_warmup else None,
         "base_is_sentence_encoder": sentence_encoder,

@@ -5,7 +5,9 @@ with unsupervised SimCSE as a control that runs only sentence-transformers' code
     st-contrastive declutr-ablation --variants contrastive-only simcse --temperature 0.1 --output runs/abl-t0.1 ...
 
 Every variant starts from the same base with the same seed, data and step budget; options not listed here are
-`st-contrastive declutr` options and apply to every variant. `simcse` trains on sentences cut from the same
+`st-contrastive declutr` options and apply to every variant. A rerun reuses a finished variant trained with the same
+settings and resumes an interrupted one; a variant finished with other settings is refused (--overwrite retrains
+every variant). `simcse` trains on sentences cut from the same
 documents, with as many sentences per batch as DeCLUTR has anchors (batch size x anchors), the same τ, learning
 rate, warm-up and steps. Writes <output>/ablation.json, a table, ablation.png and, with --eval-steps, curves.png
 (STS-B dev during training).
@@ -15,29 +17,79 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
+from st_contrastive.recipes import declutr as declutr_recipe
+from st_contrastive.recipes import simcse as simcse_recipe
 from st_contrastive.recipes.declutr import DeCLUTRConfig, build_parser, train_declutr
+from st_contrastive.recipes.input_checks import SettingChecks, SettingError
 from st_contrastive.recipes.push import refuse_push_in_comparison
+from st_contrastive.recipes.run_folder import (
+    continue_or_restart,
+    is_finished,
+    refuse_in_comparison,
+    saved_settings,
+    setting_changes,
+)
 
 VARIANTS = {
     "mlm-only": {"contrastive_weight": 0.0},
     "contrastive-only": {"mlm_weight": 0.0},
     "declutr": {},
-    "simcse": None,  # not a DeCLUTR setting: see run_simcse
+    "simcse": None,  # not a DeCLUTR setting: see simcse_config
 }
 
 
-def run_simcse(base, output: Path) -> dict:
+def simcse_config(base: DeCLUTRConfig, output: Path):
     """The SimCSE control at the DeCLUTR run's budget: sentences per batch = documents x anchors."""
-    from st_contrastive.recipes.simcse import SimCSEConfig, train_simcse
-
     training = replace(base.training, batch_size=base.training.batch_size * base.num_anchors)
-    config = SimCSEConfig(model=base.model, documents=base.documents, text_field=base.text_field,
-                          max_documents=base.max_documents, temperature=base.temperature, output=str(output),
-                          eval_tasks=base.eval_tasks, eval_batch_size=base.eval_batch_size, training=training)
-    return train_simcse(config)
+    return simcse_recipe.SimCSEConfig(model=base.model, documents=base.documents, text_field=base.text_field,
+                                      max_documents=base.max_documents, temperature=base.temperature,
+                                      output=str(output), eval_tasks=base.eval_tasks,
+                                      eval_batch_size=base.eval_batch_size, training=training)
+
+
+def variant_configs(base: DeCLUTRConfig, output: Path, names: list[str]) -> dict:
+    """Each variant's config in its own folder of ``output``; an interrupted one resumes, and --overwrite
+    (``base.training.overwrite``) retrains every one."""
+    configs = {}
+    for name in names:
+        folder = output / name
+        config = (simcse_config(base, folder) if name == "simcse"
+                  else replace(base, output=str(folder), **VARIANTS[name]))
+        training = continue_or_restart(config.training, folder, retrain=base.training.overwrite)
+        configs[name] = replace(config, training=training)
+    return configs
+
+
+def reusable(config) -> bool:
+    """A finished variant is reused when it was trained with exactly these settings."""
+    folder = Path(config.output)
+    saved = saved_settings(folder)
+    return is_finished(folder) and saved is not None and setting_changes(saved, asdict(config)) == ([], [])
+
+
+def check_ablation(args: argparse.Namespace, overwrite: bool, configs: dict) -> None:
+    """The ablation's options and every variant's settings, before the base is evaluated; all problems at once."""
+    checks = SettingChecks()
+    checks.model(args.model)
+    if Path(args.output).is_file():
+        checks.add("--output", args.output, "is a file: pass a folder for the variants")
+    for name, config in configs.items():
+        if is_finished(Path(config.output)) and not overwrite:
+            if not reusable(config):
+                refused, warned = setting_changes(saved_settings(Path(config.output)) or {}, asdict(config))
+                differ = "; ".join(refused + warned) or "no settings recorded"
+                checks.add("--output", args.output, f"its variant {name} finished with other settings ({differ}): "
+                           "add --overwrite to retrain the variants, or choose another --output")
+            continue
+        recipe = simcse_recipe if name == "simcse" else declutr_recipe
+        try:
+            recipe.check_inputs(config)
+        except SettingError as error:
+            checks.problems += [problem for problem in error.problems if problem not in checks.problems]
+    checks.done()
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -51,7 +103,12 @@ def main(argv: list[str] | None = None) -> dict:
                         "declutr"], help="what to train from the base (the base itself is always evaluated)")
     args, declutr_options = parser.parse_known_args(argv)
     refuse_push_in_comparison(parser, declutr_options)
+    refuse_in_comparison(parser, declutr_options, refused=("--resume-from-checkpoint",))
     base = DeCLUTRConfig.from_args(build_parser().parse_args(declutr_options))
+    base = replace(base, model=args.model, eval_tasks=args.eval_tasks)
+    output = Path(args.output)
+    configs = variant_configs(base, output, args.variants)
+    check_ablation(args, base.training.overwrite, configs)
     # Imported here, not at the top: the parsers must build without torch (instant --help).
     from sentence_transformers import SentenceTransformer
 
@@ -59,8 +116,6 @@ def main(argv: list[str] | None = None) -> dict:
     from st_contrastive.reporting import plot_eval_curves
     from st_contrastive.training.distributed import is_main_process, join_for_comparison, wait_for_rank_zero
 
-    base = replace(base, model=args.model, eval_tasks=args.eval_tasks)
-    output = Path(args.output)
     output.mkdir(parents=True, exist_ok=True)
 
     # Under torchrun / accelerate every rank trains each variant; rank 0 alone evaluates and writes.
@@ -69,11 +124,14 @@ def main(argv: list[str] | None = None) -> dict:
     scores = {"base (mean pooling)": evaluate_model(SentenceTransformer(args.model), args.eval_tasks)
               if main_process else {}}
     curves, seconds = {}, {}
-    for name in args.variants:
-        if name == "simcse":
-            results = run_simcse(base, output / name)
+    for name, config in configs.items():
+        if reusable(config) and not base.training.overwrite:
+            print(f"{name}: reusing {config.output} (same settings)")
+            results = json.loads((Path(config.output) / "results.json").read_text())
+        elif name == "simcse":
+            results = simcse_recipe.train_simcse(config)
         else:
-            results = train_declutr(replace(base, output=str(output / name), **VARIANTS[name]))
+            results = train_declutr(config)
         wait_for_rank_zero()
         if not main_process:
             continue

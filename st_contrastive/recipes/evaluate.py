@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import time
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from st_contrastive.evaluation.protocol import (
     TransferProtocol,
     expand_tasks,
 )
-from st_contrastive.recipes.input_checks import require_source
+from st_contrastive.recipes.input_checks import SettingChecks
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -98,10 +99,29 @@ def default_output(model: str) -> Path:
     return Path(model) / "evaluation_results.json" if Path(model).is_dir() else Path("evaluation_results.json")
 
 
+def check_inputs(args: argparse.Namespace) -> None:
+    """Every option, from the arguments alone and before the model loads; all problems at once (a
+    ``SettingError``)."""
+    checks = SettingChecks()
+    checks.model(args.model, "MODEL")
+    checks.call("--tasks", args.tasks, lambda: expand_tasks(args.tasks))
+    if args.output and Path(args.output).is_dir():
+        checks.add("--output", args.output, "is a folder: name the JSON file to write")
+    checks.at_least("--batch-size", args.batch_size, 1)
+    if args.device is not None and not re.fullmatch(r"(cpu|cuda|mps|xpu|npu|hpu)(:\d+)?", args.device):
+        checks.add("--device", args.device, "use cpu, cuda, cuda:N, mps, xpu or npu")
+    checks.at_least("--folds", args.folds, 2)
+    checks.at_least("--inner-folds", args.inner_folds, 2)
+    checks.at_least("--max-rows", args.max_rows, 1)
+    checks.seed("--seed", args.seed)
+    checks.at_least("--num-threads", args.num_threads, 1)
+    checks.done()
+
+
 def main(argv: list[str] | None = None) -> dict[str, dict]:
     args = build_parser().parse_args(argv)
-    tasks = expand_tasks(args.tasks)  # fail on a bad task name or path before loading a model
-    require_source(args.model, "MODEL")
+    check_inputs(args)  # a bad task name or path fails here, before a model loads
+    tasks = expand_tasks(args.tasks)
     # Imported here, not at the top: the parser above must build without torch (instant --help).
     import torch
     from sentence_transformers import SentenceTransformer

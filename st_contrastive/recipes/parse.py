@@ -8,10 +8,13 @@ is printed and written to ``PARSED.summary.json``.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
+from pathlib import Path
 
 from st_contrastive.data_dir import SHARED_CORPORA
 from st_contrastive.recipes.help_format import DefaultsHelpFormatter
+from st_contrastive.recipes.input_checks import SettingChecks
 
 SINGLE_FILE_CORPORA = {name: files[0] for name, files in SHARED_CORPORA.items() if len(files) == 1}
 
@@ -23,6 +26,41 @@ def corpus_file(corpus: str) -> str:
 
         return str(data_file(SINGLE_FILE_CORPORA[corpus]))
     return corpus
+
+
+def check_corpus_file(corpus: str, option: str = "CORPUS") -> None:
+    """A corpus to parse must be a file of a known type with some text in it (an empty one would give empty
+    outputs and exit 0). Cheap: it reads up to the first line with text, before any parser loads."""
+    from st_contrastive.parsing.corpus import CORPUS_SUFFIXES
+
+    path = Path(corpus)
+    if not path.is_file():
+        raise FileNotFoundError(f"{option} {corpus}: {'not a regular file' if path.exists() else 'no such file'}")
+    if not path.name.endswith(CORPUS_SUFFIXES):
+        raise ValueError(f"{option} {corpus}: unknown file type (use {', '.join(CORPUS_SUFFIXES)})")
+    try:
+        with (gzip.open if path.name.endswith(".gz") else open)(path, "rt", encoding="utf-8") as f:
+            if not any(line.strip() for line in f):
+                raise ValueError(f"{option} {corpus}: no text in it (empty, or blank lines only): nothing to parse")
+    except (EOFError, OSError, UnicodeDecodeError):
+        return  # damaged: the parse reports it with the line it stops at
+
+
+def check_inputs(args: argparse.Namespace) -> None:
+    """Every option, from the arguments alone and before a parser loads; all problems at once (a
+    ``SettingError``)."""
+    checks = SettingChecks()
+    if args.corpus not in SINGLE_FILE_CORPORA:
+        checks.call("CORPUS", args.corpus, lambda: check_corpus_file(args.corpus))
+    if not args.output.endswith(".jsonl.gz"):
+        checks.add("-o", args.output, "the parsed output must be a .jsonl.gz file")
+    elif Path(args.output).is_dir():
+        checks.add("-o", args.output, "is a folder: name the .jsonl.gz file to write (or to resume)")
+    checks.parser(args.parser)
+    checks.at_least("--batch-size", args.batch_size, 1)
+    checks.at_least("--max-words", args.max_words, 1)
+    checks.at_least("--limit-documents", args.limit_documents, 1)
+    checks.done()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -71,17 +109,12 @@ def format_summary(summary: dict) -> str:
 
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
-    from st_contrastive.parsing.corpus import check_corpus, check_output, parse_corpus
+    check_inputs(args)  # cheap checks first: a typo costs a second, not a model load
+    from st_contrastive.parsing.corpus import parse_corpus
     from st_contrastive.parsing.make_parser import make_parser
 
     corpus = corpus_file(args.corpus)
-    # Cheap checks first: a typo costs a second, not a model load.
-    check_corpus(corpus)
-    output = check_output(args.output)
-    for option in ("batch_size", "max_words", "limit_documents"):
-        value = getattr(args, option)
-        if value is not None and value < 1:
-            raise ValueError(f"--{option.replace('_', '-')} {value}: must be at least 1")
+    output = Path(args.output)
     parser = make_parser(args.parser)
     summary = parse_corpus(corpus, output, parser, batch_size=args.batch_size, max_words=args.max_words,
                            limit_documents=args.limit_documents, show_progress=not args.no_progress)

@@ -8,11 +8,20 @@ every setting, to ``pretraining.json`` next to the checkpoint.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+from pathlib import Path
 
 from st_contrastive.data_dir import SHARED_CORPORA
 from st_contrastive.recipes.help_format import DefaultsHelpFormatter
-from st_contrastive.recipes.input_checks import require_source
+from st_contrastive.recipes.input_checks import TOKENIZER_FILES, SettingChecks
+from st_contrastive.recipes.run_folder import check_output, clear_for_overwrite, setting_changes
+
+FINISHED = "pretraining.json"
+SETTINGS = "pretraining_settings.json"  # written when training starts (pretraining.masked_lm)
+# Settings that a resume does not compare: the trained tokenizer's vocabulary, a time guard, the document count
+# (known once the corpus is read; the pretraining compares it then).
+NOT_COMPARED_ON_RESUME = ("vocab_size", "max_minutes", "documents")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -79,8 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--resume",
         action="store_true",
-        help="continue the interrupted run in --output from its last checkpoint (same options required)",
+        help="continue the interrupted run in --output from its last complete checkpoint (same options required)",
     )
+    train.add_argument("--overwrite", action="store_true",
+                       help="replace a finished or interrupted run in --output")
     train.add_argument("--seed", type=int, default=0, help="seed for model init, masking and data order")
     train.add_argument("--num-threads", type=int, default=None, help="torch CPU threads (None: torch's choice)")
 
@@ -88,10 +99,59 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def check_inputs(args: argparse.Namespace) -> None:
+    """Every option, from the arguments alone and before anything heavy loads; all problems at once (a
+    ``SettingError``)."""
+    checks = SettingChecks()
+    checks.source(args.corpus, "--corpus", tuple(SHARED_CORPORA))
+    checks.at_least("--max-documents", args.max_documents, 1)
+    if args.tokenizer is not None:
+        checks.model(args.tokenizer, "--tokenizer", files=TOKENIZER_FILES, what="a tokenizer")
+    checks.at_least("--vocab-size", args.vocab_size, 1)
+    checks.at_least("--max-seq-length", args.max_seq_length, 3, why=" ([CLS], [SEP] and a token)")
+    checks.at_least("--eval-blocks", args.eval_blocks, 1)
+    checks.at_least("--hidden-size", args.hidden_size, 1)
+    checks.at_least("--num-layers", args.num_layers, 1)
+    checks.at_least("--num-heads", args.num_heads, 1)
+    if args.hidden_size >= 1 and args.num_heads >= 1 and args.hidden_size % args.num_heads:
+        checks.add("--hidden-size", args.hidden_size, f"is not a multiple of --num-heads {args.num_heads} (each head "
+                   "takes an equal share)")
+    checks.at_least("--batch-size", args.batch_size, 1)
+    checks.above("--learning-rate", args.learning_rate)
+    checks.within("--warmup-ratio", args.warmup_ratio, 0, 1, why=" (a share of --max-steps)")
+    checks.at_least("--max-steps", args.max_steps, 1)
+    checks.above("--max-minutes", args.max_minutes)
+    if not 0 < args.mlm_probability < 1:
+        checks.add("--mlm-probability", args.mlm_probability, "must be above 0 and below 1 (a share of the tokens)")
+    checks.within("--dropout", args.dropout, 0, 1)
+    checks.at_least("--save-steps", args.save_steps, 1)
+    checks.seed("--seed", args.seed)
+    checks.at_least("--num-threads", args.num_threads, 1)
+    output = Path(args.output)
+    if args.resume:
+        check_resume(checks, args, output)
+    check_output(checks, output, overwrite=args.overwrite, resuming=args.resume, marker=FINISHED,
+                 inputs={"--tokenizer": args.tokenizer, "--corpus": args.corpus}, resume_how="--resume")
+    checks.done()
+
+
+def check_resume(checks: SettingChecks, args: argparse.Namespace, output: Path) -> None:
+    """``--resume`` needs a run started in --output with the same options."""
+    if not (output / SETTINGS).is_file():
+        checks.add("--resume", None, f"nothing to resume in --output {output} (no {SETTINGS}): drop --resume")
+        return
+    saved = json.loads((output / SETTINGS).read_text())
+    current = {name: getattr(args, name) for name in saved if name not in NOT_COMPARED_ON_RESUME and hasattr(args, name)}
+    refused, _ = setting_changes({name: saved[name] for name in current}, current)
+    if refused:
+        checks.add("--resume", None, f"the run in {output} was started with other settings ({'; '.join(refused)}): "
+                   "pass the original options, or a new --output")
+
+
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
-    require_source(args.corpus, "--corpus", tuple(SHARED_CORPORA))
-    require_source(args.tokenizer, "--tokenizer")
+    check_inputs(args)
+    clear_for_overwrite(args.output, args.overwrite, marker=FINISHED)
     # Imported here, not at the top: the parser above must build without torch (instant --help).
     import torch
 

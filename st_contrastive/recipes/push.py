@@ -60,11 +60,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def check_inputs(args: argparse.Namespace) -> None:
+    """RUN_DIR must be a finished run and --repo-id a repository id, before anything loads or is written."""
+    from pathlib import Path
+
+    from st_contrastive.recipes.input_checks import SettingChecks
+
+    checks = SettingChecks()
+    run_dir = Path(args.run_dir)
+    if not run_dir.is_dir():
+        checks.add("RUN_DIR", args.run_dir, "no such folder")
+    else:
+        for needed, why in (("modules.json", "a saved SentenceTransformer"), ("results.json", "a finished run")):
+            if not (run_dir / needed).exists():
+                checks.add("RUN_DIR", args.run_dir, f"has no {needed}: publish {why} (the --output folder of a "
+                           "recipe)")
+    checks.call("--repo-id", args.repo_id, lambda: check_repo_id(args.repo_id))
+    checks.done()
+
+
 def main(argv: list[str] | None = None) -> str:
     from st_contrastive.publishing import prepare_upload, push
 
     args = build_parser().parse_args(argv)
-    check_repo_id(args.repo_id)
+    check_inputs(args)
     if args.dry_run:
         folder = prepare_upload(args.run_dir, args.repo_id)
         print(f"Wrote {folder} (model card: {folder / 'README.md'}); nothing uploaded (--dry-run).")

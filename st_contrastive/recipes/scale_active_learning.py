@@ -18,8 +18,9 @@ from pathlib import Path
 from st_contrastive.active.config import ACQUISITIONS, OBJECTIVES, REFERENCES, ActiveLearningConfig, RoundTraining
 from st_contrastive.data_dir import SHARED_TEXT_CLASSIFICATION
 from st_contrastive.recipes.help_format import DefaultsHelpFormatter
-from st_contrastive.recipes.input_checks import require_source
+from st_contrastive.recipes.input_checks import SettingChecks, SettingError
 from st_contrastive.recipes.push import add_push_argument, check_push, publish
+from st_contrastive.recipes.run_folder import setting_changes
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +89,7 @@ def config_from_args(args: argparse.Namespace) -> ActiveLearningConfig:
     if args.resume:
         path = Path(args.resume) / "config.json"
         if not path.exists():
-            raise FileNotFoundError(f"--resume {args.resume}: no config.json there (not a run folder)")
+            raise SettingError([f"--resume {args.resume}: no config.json there (not a run folder of this command)"])
         return ActiveLearningConfig.from_json(json.loads(path.read_text()))
     training = RoundTraining(**{name: getattr(args, name) for name in RoundTraining.__dataclass_fields__})
     values = {name: getattr(args, name) for name in ActiveLearningConfig.__dataclass_fields__
@@ -96,12 +97,54 @@ def config_from_args(args: argparse.Namespace) -> ActiveLearningConfig:
     return ActiveLearningConfig(**values, training=training)
 
 
+def check_inputs(config: ActiveLearningConfig, push_to_hub: str | None = None) -> None:
+    """Every setting, from the arguments alone and before anything heavy loads; all problems at once (a
+    ``SettingError``). The experiment's own checks (:meth:`ActiveLearningConfig.check`) come first."""
+    checks = SettingChecks()
+    try:
+        config.check()
+    except ValueError as error:
+        checks.add("", None, str(error))
+    checks.source(config.dataset, "--dataset", tuple(SHARED_TEXT_CLASSIFICATION))
+    if config.label_names is not None:
+        if len(config.label_names) < 2:
+            checks.add("--label-names", config.label_names, "a classifier needs at least two labels")
+        repeated = sorted({name for name in config.label_names if config.label_names.count(name) > 1})
+        if repeated:
+            checks.add("--label-names", config.label_names, f"repeats {', '.join(repeated)}: name each label once")
+    checks.model(config.model)
+    checks.at_least("--pool-size", config.pool_size, 1)
+    checks.at_least("--test-size", config.test_size, 1)
+    checks.at_least("--bald-samples", config.bald_samples, 2 if "bald" in config.acquisitions else 1,
+                    why=" (BALD compares MC dropout passes)" if "bald" in config.acquisitions else "")
+    training = config.training
+    checks.above("--epochs", training.epochs)
+    checks.at_least("--min-steps", training.min_steps, 0)
+    checks.at_least("--batch-size", training.batch_size, 1)
+    checks.above("--learning-rate", training.learning_rate)
+    checks.above("--head-learning-rate", training.head_learning_rate)
+    checks.within("--supcon-weight", training.supcon_weight, 0, 1, high_included=True)
+    checks.above("--temperature", training.temperature)
+    for rate in training.dropout_rates:
+        checks.within("--dropout-rates", rate, 0, 1, why=" (a dropout probability)")
+    checks.at_least("--siamese-repeats", training.siamese_repeats, 1)
+    checks.at_least("--max-seq-length", training.max_seq_length, 1)
+    if push_to_hub and not checks.problems:  # the count of arms needs valid --objective, --acquisition, --seeds
+        checks.call("--push-to-hub", push_to_hub, lambda: check_published_arm(config, push_to_hub))
+    saved = Path(config.output) / "config.json"
+    if saved.is_file():  # a rerun continues the experiment in --output, which must be this one
+        refused, warned = setting_changes(json.loads(saved.read_text()), config.to_json())
+        if refused or warned:
+            checks.add("--output", config.output, f"holds an experiment with other settings "
+                       f"({'; '.join(refused + warned)}): continue it with --resume {config.output}, or choose "
+                       "another --output")
+    checks.done()
+
+
 def run(config: ActiveLearningConfig, push_to_hub: str | None = None) -> list[dict]:
     """Check, run or continue every arm, then write the metrics, the table and the plots; with ``push_to_hub``
     publish the last round's model of the run's one arm."""
-    config.check()
-    require_source(config.dataset, "--dataset", tuple(SHARED_TEXT_CLASSIFICATION))
-    require_source(config.model, "--model")
+    check_inputs(config, push_to_hub)
     model_dir = published_model(config, push_to_hub) if push_to_hub else None
     # Imported here, not at the top: the parser above must build without torch (instant --help).
     from st_contrastive.active.loop import run_active_learning
@@ -123,16 +166,21 @@ def run(config: ActiveLearningConfig, push_to_hub: str | None = None) -> list[di
     return rows
 
 
-def published_model(config: ActiveLearningConfig, repo_id: str) -> Path:
-    """The folder ``--push-to-hub`` publishes: the last round's model of the run's single arm."""
-    from st_contrastive.active.loop import arm_name
-
+def check_published_arm(config: ActiveLearningConfig, repo_id: str) -> None:
+    """``--push-to-hub`` publishes one model: the run must have one arm."""
     check_push(repo_id)
     arms = len(config.objectives) * len(config.acquisitions) * config.seeds
     if arms != 1:
         raise ValueError(f"--push-to-hub publishes one model and this run has {arms} arms: give one --objective, "
                          "one --acquisition and --seeds 1, or publish one arm with `st-contrastive push "
                          f"{config.output}/arms/ARM/model --repo-id {repo_id}`")
+
+
+def published_model(config: ActiveLearningConfig, repo_id: str) -> Path:
+    """The folder ``--push-to-hub`` publishes: the last round's model of the run's single arm."""
+    check_published_arm(config, repo_id)
+    from st_contrastive.active.loop import arm_name  # after the check: the loop imports torch
+
     return Path(config.output) / "arms" / arm_name(config.objectives[0], config.acquisitions[0], 0) / "model"
 
 

@@ -13,9 +13,12 @@ import logging
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from st_contrastive.recipes.declutr import check_inputs  # the same fields: model, documents, eval_tasks
+from st_contrastive.data_dir import SHARED_CORPORA
+from st_contrastive.evaluation.protocol import expand_tasks
 from st_contrastive.recipes.help_format import DefaultsHelpFormatter
-from st_contrastive.recipes.push import add_push_argument, publish
+from st_contrastive.recipes.input_checks import SettingChecks, check_training
+from st_contrastive.recipes.push import add_push_argument, check_push, publish
+from st_contrastive.recipes.run_folder import check_run_folder, clear_for_overwrite, record_settings
 from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
 
 logger = logging.getLogger(__name__)
@@ -69,9 +72,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def check_inputs(config: SimCSEConfig) -> Path:
+    """Every setting, from the arguments alone and before anything heavy loads; all problems at once (a
+    ``SettingError``). Returns the output folder."""
+    checks = SettingChecks()
+    checks.model(config.model)
+    checks.source(config.documents, "--documents", tuple(SHARED_CORPORA))
+    checks.at_least("--max-documents", config.max_documents, 1)
+    checks.at_least("--max-sentences", config.max_sentences, 1)
+    checks.at_least("--max-seq-length", config.max_seq_length, 1)
+    checks.above("--temperature", config.temperature)
+    checks.call("--eval-tasks", config.eval_tasks, lambda: expand_tasks(config.eval_tasks))
+    checks.at_least("--eval-batch-size", config.eval_batch_size, 1)
+    checks.call("--push-to-hub", config.push_to_hub, lambda: check_push(config.push_to_hub))
+    check_training(checks, config.training)
+    output = Path(config.output or Path("runs") / "simcse")
+    check_run_folder(checks, config, output)
+    checks.done()
+    return output
+
+
 def train_simcse(config: SimCSEConfig) -> dict:
     """Cut sentences, train with MultipleNegativesRankingLoss on (s, s), evaluate before and after; the results."""
-    check_inputs(config)
+    output = check_inputs(config)
+    clear_for_overwrite(output, config.training.overwrite)
     # Imported here, not at the top: the parser above must build without torch (instant --help).
     import torch
     from datasets import Dataset
@@ -97,7 +121,6 @@ def train_simcse(config: SimCSEConfig) -> dict:
     dataset = Dataset.from_dict({"anchor": sentences, "positive": sentences})
     torch.manual_seed(config.training.seed)
     model = SentenceTransformer(config.model or default_model())
-    output = Path(config.output or Path("runs") / "simcse")
 
     main_process = is_main_process()
     before = (evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size)
@@ -109,7 +132,9 @@ def train_simcse(config: SimCSEConfig) -> dict:
     model_limit, model.max_seq_length = model.max_seq_length, min(config.max_seq_length, model.max_seq_length)
     # Recorded as trained: results.json must name the folder the checkpoints went to, not the settings' default.
     config = replace(config, training=replace(config.training, output_dir=str(output / "checkpoints")))
-    run = train(model, loss, dataset, config.training, evaluator=evaluator)
+    if main_process:
+        record_settings(output, asdict(config))
+    run = train(model, loss, dataset, config.training, evaluator=evaluator, checkpoint_on_interrupt=True)
     model.max_seq_length = model_limit
     if not main_process:  # the other ranks of a torchrun/accelerate job: rank 0 saves, evaluates and writes
         return {}

@@ -14,11 +14,14 @@ from pathlib import Path
 from st_contrastive.data_dir import SHARED_NLI
 from st_contrastive.evaluation.protocol import expand_tasks
 from st_contrastive.recipes.help_format import DefaultsHelpFormatter
-from st_contrastive.recipes.input_checks import require_source
+from st_contrastive.recipes.input_checks import SettingChecks, check_training
 from st_contrastive.recipes.push import add_push_argument, check_push, publish
+from st_contrastive.recipes.run_folder import check_run_folder, clear_for_overwrite, record_settings
 from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
 
 logger = logging.getLogger(__name__)
+
+SIMILARITIES = ("cosine", "dot")
 
 
 @dataclass
@@ -73,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "all or k")
     parser.add_argument("--negatives", type=count, default=defaults.negatives, help="negative hypotheses per anchor: "
                         "all or k")
-    parser.add_argument("--similarity", choices=["cosine", "dot"], default=defaults.similarity, help="SupCon similarity")
+    parser.add_argument("--similarity", choices=SIMILARITIES, default=defaults.similarity, help="SupCon similarity")
     parser.add_argument("--classifier-hidden-size", type=int, default=defaults.classifier_hidden_size,
                         help="hidden units of a two-layer softmax head (the paper's); unset: SBERT's one-layer head, "
                         "with which λ=0 equals sentence-transformers' SoftmaxLoss")
@@ -94,15 +97,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def check_inputs(config: SupConNLIConfig) -> None:
-    """Fail on a bad name or path before anything heavy loads (the command line prints it as one line)."""
-    require_source(config.model, "--model")
+def check_inputs(config: SupConNLIConfig) -> Path:
+    """Every setting, from the arguments alone and before anything heavy loads; all problems at once (a
+    ``SettingError``). Returns the output folder."""
+    
+    checks = SettingChecks()
+    checks.model(config.model)
     for part in config.train.split("+"):
-        require_source(part, "--train", tuple(SHARED_NLI))
-    expand_tasks(config.eval_tasks)
-    check_push(config.push_to_hub)
-    if config.mini_batch_size < 0:
-        raise ValueError(f"--mini-batch-size {config.mini_batch_size}: use a positive size, or 0 for one pass")
+        checks.source(part, "--train", tuple(SHARED_NLI))
+    checks.at_least("--max-pairs", config.max_pairs, 1)
+    checks.within("--supcon-weight", config.supcon_weight, 0, 1, high_included=True,
+                  why=" (λ: 0 = CE only, 1 = SupCon only)")
+    checks.above("--temperature", config.temperature)
+    for option, value in (("--positives", config.positives), ("--negatives", config.negatives)):
+        if value != "all" and not (isinstance(value, int) and value >= 1):
+            checks.add(option, value, "use all, or a number of at least 1")
+    checks.choice("--similarity", config.similarity, SIMILARITIES)
+    checks.at_least("--classifier-hidden-size", config.classifier_hidden_size, 1)
+    checks.at_least("--mini-batch-size", config.mini_batch_size, 0, why=" (0: one pass)")
+    checks.call("--eval-tasks", config.eval_tasks, lambda: expand_tasks(config.eval_tasks))
+    checks.at_least("--eval-batch-size", config.eval_batch_size, 1)
+    checks.at_least("--eval-max-rows", config.eval_max_rows, 1)
+    checks.call("--push-to-hub", config.push_to_hub, lambda: check_push(config.push_to_hub))
+    check_training(checks, config.training)
+    output = Path(config.output or Path("runs") / (config.name or run_name(config)))
+    check_run_folder(checks, config, output)
+    checks.done()
+    return output
 
 
 def run_name(config) -> str:
@@ -113,7 +134,8 @@ def run_name(config) -> str:
 
 def train_supcon_nli(config: SupConNLIConfig) -> dict:
     """Read the pairs, build the loss, train, evaluate before and after, and write the run; returns its results."""
-    check_inputs(config)
+    output = check_inputs(config)
+    clear_for_overwrite(output, config.training.overwrite)
     # Imported here, not at the top: the parser above must build without torch (instant --help).
     import torch
     from sentence_transformers import SentenceTransformer
@@ -131,7 +153,6 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
     logger.info("Training on %d NLI pairs", len(dataset))
     torch.manual_seed(config.training.seed)
     model = SentenceTransformer(config.model or default_model())
-    output = Path(config.output or Path("runs") / (config.name or run_name(config)))
 
     evaluate = {"batch_size": config.eval_batch_size, "max_rows": config.eval_max_rows}
     main_process = is_main_process()
@@ -146,8 +167,11 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
     evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
     # Recorded as trained: results.json must name the folder the checkpoints went to, not the settings' default.
     config = replace(config, training=replace(config.training, output_dir=str(output / "checkpoints")))
+    if main_process:
+        record_settings(output, asdict(config))
     run = train(model, loss, dataset, config.training, batch_sampler=PremiseGroupBatchSampler,
-                data_collator=PremiseGroupDataCollator(model.preprocess), evaluator=evaluator)
+                data_collator=PremiseGroupDataCollator(model.preprocess), evaluator=evaluator,
+                checkpoint_on_interrupt=True)
     if not main_process:  # the other ranks of a torchrun/accelerate job: rank 0 saves, evaluates and writes
         return {}
     model.save(str(output))

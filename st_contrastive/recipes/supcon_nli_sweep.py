@@ -19,8 +19,10 @@ from pathlib import Path
 
 from st_contrastive.default_model import default_model
 from st_contrastive.evaluation import averages, expand_tasks, main_score
+from st_contrastive.recipes.input_checks import SettingChecks, SettingError
 from st_contrastive.recipes.push import refuse_push_in_comparison
-from st_contrastive.recipes.supcon_nli import SupConNLIConfig, build_parser, train_supcon_nli
+from st_contrastive.recipes.run_folder import continue_or_restart, refuse_in_comparison
+from st_contrastive.recipes.supcon_nli import SupConNLIConfig, build_parser, check_inputs, train_supcon_nli
 
 BASELINE = "ce-only"
 
@@ -61,12 +63,18 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--rerun", action="store_true", help="retrain variants that already have results")
     args, supcon_options = parser.parse_known_args(argv)
     refuse_push_in_comparison(parser, supcon_options)
+    refuse_in_comparison(parser, supcon_options)
     swept = {"--supcon-weight", "--positives", "--negatives"} & {option.split("=")[0] for option in supcon_options}
     if swept:
         parser.error(f"{', '.join(sorted(swept))} are swept: use --weights and --candidates")
     output = Path(args.output)
-    output.mkdir(parents=True, exist_ok=True)
     model = args.model or default_model()
+    base_config = replace(SupConNLIConfig.from_args(build_parser().parse_args(supcon_options)), model=model,
+                          eval_tasks=args.eval_tasks, eval_max_rows=args.eval_max_rows, skip_before=True)
+    runs = {name: variant_config(base_config, output, name, changes, args.rerun)
+            for name, changes in variants(args.weights, args.candidates).items()}
+    check_sweep(args, runs)
+    output.mkdir(parents=True, exist_ok=True)
 
     # Under torchrun / accelerate every rank trains each variant; rank 0 alone evaluates and writes.
     from st_contrastive.training.distributed import is_main_process, join_for_comparison, wait_for_rank_zero
@@ -79,17 +87,14 @@ def main(argv: list[str] | None = None) -> dict:
         base = json.loads(base_file.read_text()) if base_file.exists() and not args.rerun else {}
         scores["base"] = base | evaluate_missing(model, base, args.eval_tasks, args.eval_max_rows)
         base_file.write_text(json.dumps(scores["base"], indent=2))
-    base_config = replace(SupConNLIConfig.from_args(build_parser().parse_args(supcon_options)), model=model,
-                          eval_tasks=args.eval_tasks, eval_max_rows=args.eval_max_rows, skip_before=True)
-    runs = variants(args.weights, args.candidates)
-    for name, changes in runs.items():
+    for name, config in runs.items():
         results_file = output / name / "results.json"
         if results_file.exists() and not args.rerun:
             if main_process:
                 print(f"{name}: reusing {results_file}")
                 add_missing_tasks(results_file, args.eval_tasks, args.eval_max_rows)
         else:
-            train_supcon_nli(replace(base_config, output=str(output / name), **changes))
+            train_supcon_nli(config)
         wait_for_rank_zero()  # a variant's results.json exists for every rank, or for none
     if not main_process:
         return {}
@@ -105,6 +110,34 @@ def main(argv: list[str] | None = None) -> dict:
     plot(table, output / "sweep.png")
     print(format_table(table))
     return table
+
+
+def variant_config(base: SupConNLIConfig, output: Path, name: str, changes: dict, rerun: bool) -> SupConNLIConfig:
+    """A variant's run: resumed when it was interrupted, retrained from scratch with --rerun."""
+    folder = output / name
+    return replace(base, output=str(folder), **changes,
+                   training=continue_or_restart(base.training, folder, retrain=rerun))
+
+
+def check_sweep(args: argparse.Namespace, runs: dict[str, SupConNLIConfig]) -> None:
+    """The sweep's own options and every variant's settings, before the base is evaluated; all problems at once."""
+    checks = SettingChecks()
+    checks.model(args.model)
+    checks.call("--eval-tasks", args.eval_tasks, lambda: expand_tasks(args.eval_tasks))
+    for weight in args.weights:
+        checks.within("--weights", weight, 0, 1, high_included=True, why=" (λ: 0 = CE only, 1 = SupCon only)")
+    checks.at_least("--eval-max-rows", args.eval_max_rows, 1)
+    if Path(args.output).is_file():
+        checks.add("--output", args.output, "is a file: pass a folder for the variants")
+    for config in runs.values():
+        reused = (Path(config.output) / "results.json").exists() and not args.rerun
+        if reused or not 0 <= config.supcon_weight <= 1:  # a bad weight is named as --weights above
+            continue
+        try:
+            check_inputs(config)
+        except SettingError as error:
+            checks.problems += [problem for problem in error.problems if problem not in checks.problems]
+    checks.done()
 
 
 def evaluate_missing(model: str, done: dict[str, dict], tasks: list[str], max_rows: int | None) -> dict[str, dict]:

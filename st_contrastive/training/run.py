@@ -13,6 +13,8 @@ from datasets import Dataset
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
+from st_contrastive.training.checkpoints import resolve_resume_point
+from st_contrastive.training.interrupt import StopOnInterrupt, TrainingInterrupted, stop_after_step_on_interrupt
 from st_contrastive.training.settings import TrainSettings
 from st_contrastive.training.trainer import ContrastiveTrainer
 
@@ -43,12 +45,17 @@ def train(
     batch_sampler=None,
     evaluator=None,
     eval_dataset: Dataset | None = None,
+    checkpoint_on_interrupt: bool = False,
 ) -> TrainResult:
     """Train ``model`` with ``loss`` through :class:`ContrastiveTrainer` and time it.
 
     ``batch_sampler`` is a sentence-transformers batch sampler class (e.g. ``PremiseGroupBatchSampler``);
     ``data_collator`` replaces ST's own (e.g. ``DeCLUTRDataCollator``). The trainer also saves, restores, clips
     and DDP-syncs the loss's own parameters (its heads).
+
+    ``settings.resume_from_checkpoint`` is a checkpoint folder or a run folder (its latest complete checkpoint;
+    torn ones are skipped). Ctrl-C stops after the step in progress, with a checkpoint there when
+    ``checkpoint_on_interrupt``, and raises :class:`TrainingInterrupted` (a ``KeyboardInterrupt``).
     """
     trainer = ContrastiveTrainer(
         model=model,
@@ -59,8 +66,18 @@ def train(
         data_collator=data_collator,
         evaluator=evaluator,
     )
+    resume = settings.resume_from_checkpoint
+    resume = str(resolve_resume_point(resume, report_torn=True)) if resume else None
+    interrupt = StopOnInterrupt(save=checkpoint_on_interrupt)
+    trainer.add_callback(interrupt)
     start = time.perf_counter()
-    trainer.train(resume_from_checkpoint=settings.resume_from_checkpoint)
+    with stop_after_step_on_interrupt(interrupt):
+        try:
+            trainer.train(resume_from_checkpoint=resume)
+        except KeyboardInterrupt as error:  # a second Ctrl-C: the last checkpoint saved before is the resume point
+            raise TrainingInterrupted(trainer.state.global_step, settings.output_dir) from error
+    if interrupt.requested:
+        raise TrainingInterrupted(trainer.state.global_step, settings.output_dir)
     loss_config = loss.get_config_dict() if hasattr(loss, "get_config_dict") else {}
     return TrainResult(trainer.state.global_step, time.perf_counter() - start, trainer.state.log_history,
                        trainer.args.world_size, loss_config)

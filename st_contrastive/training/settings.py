@@ -31,7 +31,8 @@ class TrainSettings:
     bf16: bool = False
     save_steps: int = 0
     eval_steps: int = 0
-    resume_from_checkpoint: str | None = None
+    resume_from_checkpoint: str | None = None  # a checkpoint folder, or a run folder: its latest complete checkpoint
+    overwrite: bool = False  # replace a finished or interrupted run in the output folder
     # Learning rates of the loss's own parameters by name pattern, e.g. {"classifier": 1e-3} (ST's option).
     learning_rate_mapping: dict[str, float] | None = None
 
@@ -109,7 +110,10 @@ def add_training_arguments(
     group.add_argument("--save-steps", type=int, default=defaults.save_steps,
                        help="write a trainer checkpoint every N steps (0: none)")
     group.add_argument("--resume-from-checkpoint", default=defaults.resume_from_checkpoint,
-                       help="trainer checkpoint folder to resume from")
+                       help="continue an interrupted run: its --output folder (latest complete checkpoint) or one of "
+                       "its checkpoints/checkpoint-N; same settings required (more steps allowed)")
+    group.add_argument("--overwrite", action="store_true", default=defaults.overwrite,
+                       help="replace a finished or interrupted run in --output (its side folders too)")
     group.add_argument("--eval-steps", type=int, default=defaults.eval_steps,
                        help="evaluate STS-B dev every N steps (0: never)")
     group.add_argument("--bf16", action="store_true", default=defaults.bf16, help="bfloat16 autocast")

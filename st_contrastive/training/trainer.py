@@ -19,6 +19,8 @@ from sentence_transformers import SentenceTransformerTrainer
 from torch import nn
 from transformers import TrainerCallback
 
+from st_contrastive.training.checkpoints import MANIFEST_NAME, write_manifest
+
 logger = logging.getLogger(__name__)
 
 LOSS_STATE_NAME = "loss_state.pt"
@@ -92,6 +94,16 @@ class ContrastiveTrainer(SentenceTransformerTrainer):
         loss_state = self.loss_state_dict()
         if any(loss_state.values()):
             torch.save(loss_state, os.path.join(output_dir or self.args.output_dir, LOSS_STATE_NAME))
+
+    def _save_checkpoint(self, model, trial) -> None:
+        """transformers' checkpoint, then its manifest (files and sizes): a checkpoint without one, or whose files
+        differ from it, was torn by a kill during the save and is never resumed from."""
+        folder = os.path.join(self._get_output_dir(trial=trial), f"checkpoint-{self.state.global_step}")
+        if self.args.should_save and os.path.exists(os.path.join(folder, MANIFEST_NAME)):
+            os.remove(os.path.join(folder, MANIFEST_NAME))  # saved again at the same step: complete only once done
+        super()._save_checkpoint(model, trial)
+        if self.args.should_save and os.path.isdir(folder):
+            write_manifest(folder)
 
     def _load_from_checkpoint(self, checkpoint_path: str, *args, **kwargs) -> None:
         super()._load_from_checkpoint(checkpoint_path, *args, **kwargs)

@@ -1,0 +1,120 @@
+"""Ctrl-C during training: one line saying the step and the command that resumes, exit status 130, a complete
+checkpoint at that step; the run resumes from its folder and finishes. A resume with other settings is refused
+(naming them), with more steps it is warned about and allowed."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import pytest
+
+from st_contrastive.recipes.input_checks import SettingChecks
+from st_contrastive.recipes.run_folder import check_resume
+from st_contrastive.recipes.supcon_nli import SupConNLIConfig
+from st_contrastive.training.checkpoints import torn_file
+
+STEPS = 60
+
+
+def supcon_argv(model: str, output: str) -> list[str]:
+    return ["supcon", "--model", model, "--train", "snli-dev", "--max-pairs", "256", "--batch-size", "16",
+            "--max-steps", str(STEPS), "--save-steps", "30", "--eval-tasks", "--output", output, "--seed", "0"]
+
+
+def run_until_interrupted(argv: list[str], cwd: Path) -> tuple[int, str]:
+    """Start the command, send SIGINT once the progress bar shows a finished step, and wait for it to exit."""
+    process = subprocess.Popen([sys.executable, "-m", "st_contrastive.cli", *argv], cwd=cwd, stderr=subprocess.PIPE,
+                               stdout=subprocess.DEVNULL, env=os.environ | {"TQDM_MININTERVAL": "0"})
+    chunks: list[bytes] = []
+    reader = threading.Thread(target=lambda: chunks.extend(iter(lambda: process.stderr.read1(4096), b"")))
+    reader.start()
+    deadline = time.monotonic() + 240
+    while not re.search(rb"\b[1-9]\d*/%d \[" % STEPS, b"".join(chunks)):
+        assert process.poll() is None, b"".join(chunks).decode()[-3000:]
+        assert time.monotonic() < deadline, "training did not start"
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    process.wait(timeout=240)
+    reader.join()
+    return process.returncode, b"".join(chunks).decode()
+
+
+def test_ctrl_c_saves_a_checkpoint_and_the_run_resumes_from_its_folder(tmp_path, tiny_mlm_dir):
+    code, stderr = run_until_interrupted(supcon_argv(tiny_mlm_dir, "run"), tmp_path)
+    last = stderr.strip().splitlines()[-1]
+    assert code == 130, stderr[-3000:]
+    assert "Traceback" not in stderr
+    match = re.fullmatch(r"st-contrastive supcon: interrupted at step (\d+); resume with (.+)", last)
+    assert match, last
+    step, command = int(match.group(1)), shlex.split(match.group(2))
+    assert 1 <= step < STEPS
+    assert command == ["st-contrastive", *supcon_argv(tiny_mlm_dir, "run"), "--resume-from-checkpoint", "run"]
+    checkpoint = tmp_path / "run" / "checkpoints" / f"checkpoint-{step}"
+    assert torn_file(checkpoint) is None  # saved at the step it stopped at, manifest and all
+    assert not (tmp_path / "run" / "results.json").exists()
+
+    # The one-line command resumes from the run folder and finishes the run.
+    done = subprocess.run([sys.executable, "-m", "st_contrastive.cli", *command[1:]], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["train"]["steps"] == STEPS
+    state = json.loads((tmp_path / "run" / "checkpoints" / f"checkpoint-{STEPS}" / "trainer_state.json").read_text())
+    # The history of the steps before the interruption came back with the checkpoint: every third step logged once.
+    assert [row["step"] for row in state["log_history"] if "loss" in row] == list(range(3, STEPS + 1, 3))
+
+
+def test_a_resume_with_other_settings_is_refused_and_more_steps_warned(tmp_path, caplog):
+    run = tmp_path / "run"
+    checkpoint = run / "checkpoints" / "checkpoint-5"
+    checkpoint.mkdir(parents=True)
+    (checkpoint / "trainer_state.json").write_text("{}")
+    config = SupConNLIConfig(model="base", output=str(run))
+    (run / "run_settings.json").write_text(json.dumps(asdict(config)))
+
+    checks = SettingChecks()
+    other = replace(config, temperature=0.5, training=replace(config.training, batch_size=8))
+    assert check_resume(checks, str(run), asdict(other)) == checkpoint
+    assert checks.problems == [(f"--resume-from-checkpoint {run}: the run was started with other settings "
+                               "(--temperature 1 -> 0.5; --batch-size 64 -> 8): pass the original options, or start "
+                               "a new run in another --output")]
+
+    checks = SettingChecks()
+    longer = replace(config, training=replace(config.training, max_steps=500, resume_from_checkpoint=str(run)))
+    with caplog.at_level(logging.WARNING):
+        assert check_resume(checks, str(checkpoint), asdict(longer)) == checkpoint
+    assert checks.problems == []
+    assert f"Resuming {run} with --max-steps -1 -> 500" in caplog.text
+
+
+@pytest.mark.parametrize("second", [False, True], ids=["first Ctrl-C", "second Ctrl-C"])
+def test_the_interrupt_line_names_the_resume_point(second):
+    """A second Ctrl-C stops mid-step: the line then says from which earlier step the resume starts."""
+    from st_contrastive.cli import interrupted_line
+
+    class Interrupted(KeyboardInterrupt):
+        step, run = 7, Path("runs/x")
+        checkpoint = Path("runs/x/checkpoints/checkpoint-5" if second else "runs/x/checkpoints/checkpoint-7")
+        resume_step = 5 if second else 7
+
+    line = interrupted_line("declutr", ["--max-steps", "9", "--overwrite", "--resume-from-checkpoint", "old"],
+                            Interrupted())
+    at = "7 (the last checkpoint is of step 5)" if second else "7"
+    assert line == (f"st-contrastive declutr: interrupted at step {at}; resume with st-contrastive declutr "
+                    "--max-steps 9 --resume-from-checkpoint runs/x")
+    assert interrupted_line("supcon-sweep", ["--output", "s", "--rerun"], Interrupted()).endswith(
+        "resume with rerun st-contrastive supcon-sweep --output s (finished runs are reused)")
+    assert interrupted_line("active", ["--output", "al"], Interrupted()).endswith(
+        "resume with st-contrastive active --resume al")
+    assert interrupted_line("evaluate", [], KeyboardInterrupt()) == "st-contrastive evaluate: interrupted"

@@ -1,0 +1,395 @@
+"""Every bad setting of every sub-command is named in one line, as argparse names its own errors (exit status 2),
+from the arguments alone: before torch is imported, before any model loads, and with nothing written.
+
+The table lists argv -> the option and value the error line starts with. All cases run in one subprocess (each in
+well under a second, timed there); each case must leave the working folder exactly as it found it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+TRAINING_COMMANDS = ("declutr", "simcse", "supcon", "multiview")
+
+# Rules every training recipe shares (TrainSettings) and the run-folder rules: (args, expected start of the line).
+TRAINING_RULES = [
+    (["--batch-size", "0"], "--batch-size 0: must be at least 1"),
+    (["--learning-rate", "0"], "--learning-rate 0: must be above 0"),
+    (["--learning-rate=-1e-5"], "--learning-rate -1e-05: must be above 0"),
+    (["--weight-decay", "-0.1"], "--weight-decay -0.1: must be at least 0"),
+    (["--warmup-ratio", "1"], "--warmup-ratio 1: must be in [0, 1)"),
+    (["--max-grad-norm", "-1"], "--max-grad-norm -1: must be at least 0"),
+    (["--max-steps", "-2"], "--max-steps -2: use a positive number of steps"),
+    (["--max-steps", "-1", "--epochs", "0"], "--epochs 0: must be above 0"),
+    (["--seed", "-1"], "--seed -1: must be in [0, 4294967296)"),
+    (["--save-steps", "-1"], "--save-steps -1: must be at least 0"),
+    (["--eval-steps", "-1"], "--eval-steps -1: must be at least 0"),
+    (["--eval-tasks", "nope"], "--eval-tasks nope: Unknown task(s) 'nope'"),
+    (["--push-to-hub", "no-slash"], "--push-to-hub 'no-slash' is not a Hub repository id"),
+    (["--resume-from-checkpoint", "missing"], "--resume-from-checkpoint missing: no such folder"),
+    (["--resume-from-checkpoint", "empty"], "--resume-from-checkpoint empty: no checkpoint-N folder in it"),
+    (["--resume-from-checkpoint", "torn"], "--resume-from-checkpoint torn: every checkpoint in it is torn"),
+    (["--resume-from-checkpoint", "torn/checkpoints/checkpoint-2"],
+     "--resume-from-checkpoint torn/checkpoints/checkpoint-2: torn checkpoint, optimizer.pt is cut short"),
+    (["--resume-from-checkpoint", "interrupted", "--overwrite"], "--overwrite: would remove the run being resumed"),
+    (["--output", "finished"], "--output finished: holds a finished run (results.json): add --overwrite"),
+    (["--output", "interrupted"], ("--output interrupted: holds an interrupted run (its last complete checkpoint is "
+     "checkpoint-2): continue it with --resume-from-checkpoint interrupted, or add --overwrite")),
+]
+# The recipes that start from a --model (multi-view builds its encoders from the corpus).
+MODEL_COMMANDS = ("declutr", "simcse", "supcon")
+MODEL_RULES = [
+    (["--model", "empty"], "--model empty: a folder without a model"),
+    (["--model", "nobody/not-cached"], "--model nobody/not-cached: not in the local Hugging Face cache"),
+    (["--model", "./missing"], "--model ./missing: no such folder"),
+    (["--model", "base/inner", "--output", "base", "--overwrite"],
+     "--model base/inner: lies inside --output base, which --overwrite removes"),
+]
+
+COMMAND_RULES = {
+    "declutr": [
+        (["--documents", "missing.jsonl"], "--documents missing.jsonl: no such file or folder"),
+        (["--max-documents", "0"], "--max-documents 0: must be at least 1"),
+        (["--num-anchors", "0"], "--num-anchors 0: must be at least 1"),
+        (["--num-positives", "0"], "--num-positives 0: must be at least 1"),
+        (["--min-length", "0"], "--min-length 0: must be at least 1"),
+        (["--max-length", "5"], "--max-length 5: is below --min-length 32"),
+        (["--min-anchor-gap", "-1"], "--min-anchor-gap -1: must be at least 0"),
+        (["--temperature", "0"], "--temperature 0: must be above 0"),
+        (["--contrastive-weight", "-1"], "--contrastive-weight -1: must be at least 0"),
+        (["--mlm-weight", "-1"], "--mlm-weight -1: must be at least 0"),
+        (["--mlm-weight", "0", "--contrastive-weight", "0"], ("--mlm-weight 0: and --contrastive-weight 0 leave "
+         "nothing to train")),
+        (["--mlm-probability", "1"], "--mlm-probability 1: must be in [0, 1)"),
+        (["--mlm-probability", "0"], "--mlm-probability 0: masks no token"),
+        (["--mini-batch-size", "-1"], "--mini-batch-size -1: GradCache needs a positive size"),
+        (["--mini-batch-size", "4", "--contrastive-weight", "0"], "--mini-batch-size 4: GradCache needs"),
+        (["--mlm-head-warmup-steps", "-1"], "--mlm-head-warmup-steps -1: must be at least 0"),
+        (["--mlm-head-learning-rate", "0"], "--mlm-head-learning-rate 0: must be above 0"),
+        (["--eval-batch-size", "0"], "--eval-batch-size 0: must be at least 1"),
+    ],
+    "simcse": [
+        (["--documents", "missing.jsonl"], "--documents missing.jsonl: no such file or folder"),
+        (["--max-documents", "0"], "--max-documents 0: must be at least 1"),
+        (["--max-sentences", "0"], "--max-sentences 0: must be at least 1"),
+        (["--max-seq-length", "0"], "--max-seq-length 0: must be at least 1"),
+        (["--temperature", "0"], "--temperature 0: must be above 0"),
+        (["--eval-batch-size", "0"], "--eval-batch-size 0: must be at least 1"),
+    ],
+    "supcon": [
+        (["--train", "snli-dev+missing.tsv"], "--train missing.tsv: no such file or folder"),
+        (["--max-pairs", "0"], "--max-pairs 0: must be at least 1"),
+        (["--supcon-weight", "1.5"], "--supcon-weight 1.5: must be in [0, 1]"),
+        (["--supcon-weight", "-0.1"], "--supcon-weight -0.1: must be in [0, 1]"),
+        (["--temperature", "0"], "--temperature 0: must be above 0"),
+        (["--positives", "0"], "--positives 0: use all, or a number of at least 1"),
+        (["--negatives", "0"], "--negatives 0: use all, or a number of at least 1"),
+        (["--classifier-hidden-size", "0"], "--classifier-hidden-size 0: must be at least 1"),
+        (["--mini-batch-size", "-1"], "--mini-batch-size -1: must be at least 0"),
+        (["--eval-batch-size", "0"], "--eval-batch-size 0: must be at least 1"),
+        (["--eval-max-rows", "0"], "--eval-max-rows 0: must be at least 1"),
+    ],
+    "multiview": [
+        (["--views", "dep,tree"], "--views dep,tree: two of seq, dep, const"),
+        (["--parsed", "missing.jsonl.gz"], "--parsed missing.jsonl.gz: no such file"),
+        (["--parsed", "base/parsed.jsonl.gz", "--output", "base", "--overwrite"],
+         "--parsed base/parsed.jsonl.gz: lies inside --output base, which --overwrite removes"),
+        (["--corpus", "missing.jsonl"], "--corpus missing.jsonl: no such file"),
+        (["--corpus", "blank.txt"], "--corpus blank.txt: no text in it"),
+        (["--corpus", "notes.csv"], "--corpus notes.csv: unknown file type"),
+        (["--max-documents", "-1"], "--max-documents -1: must be at least 0"),
+        (["--max-sentences", "0"], "--max-sentences 0: must be at least 1"),
+        (["--parser", "nope"], "--parser nope: unknown parser"),
+        (["--parser", "spacy:not_a_spacy_model"], "--parser spacy:not_a_spacy_model: no spaCy model"),
+        (["--parser", "stanza:missing"], "--parser stanza:missing: no such folder"),
+        (["--parse-cache", "notes.csv"], "--parse-cache notes.csv: is a file"),
+        (["--word-dim", "0"], "--word-dim 0: must be at least 1"),
+        (["--dim", "0"], "--dim 0: must be at least 1"),
+        (["--vocabulary-size", "0"], "--vocabulary-size 0: must be at least 1"),
+        (["--word-vectors", "missing.txt"], "--word-vectors missing.txt: no such file"),
+        (["--context-size", "0"], "--context-size 0: must be at least 1"),
+        (["--batch-size", "1"], "--batch-size 1: a batch of one sentence holds no neighbour"),
+        (["--eval-folds", "1"], "--eval-folds 1: must be at least 2"),
+        (["--eval-max-rows", "0"], "--eval-max-rows 0: must be at least 1"),
+        (["--eval-batch-size", "0"], "--eval-batch-size 0: must be at least 1"),
+    ],
+    "pretrain-mlm": [
+        (["--corpus", "missing.jsonl"], "--corpus missing.jsonl: no such file or folder"),
+        (["--max-documents", "0"], "--max-documents 0: must be at least 1"),
+        (["--tokenizer", "empty"], "--tokenizer empty: a folder without a tokenizer"),
+        (["--tokenizer", "nobody/not-cached"], "--tokenizer nobody/not-cached: not in the local Hugging Face cache"),
+        (["--vocab-size", "0"], "--vocab-size 0: must be at least 1"),
+        (["--max-seq-length", "2"], "--max-seq-length 2: must be at least 3"),
+        (["--eval-blocks", "0"], "--eval-blocks 0: must be at least 1"),
+        (["--hidden-size", "0"], "--hidden-size 0: must be at least 1"),
+        (["--num-layers", "0"], "--num-layers 0: must be at least 1"),
+        (["--num-heads", "0"], "--num-heads 0: must be at least 1"),
+        (["--hidden-size", "30", "--num-heads", "4"], "--hidden-size 30: is not a multiple of --num-heads 4"),
+        (["--batch-size", "0"], "--batch-size 0: must be at least 1"),
+        (["--learning-rate", "0"], "--learning-rate 0: must be above 0"),
+        (["--warmup-ratio", "1"], "--warmup-ratio 1: must be in [0, 1)"),
+        (["--max-steps", "0"], "--max-steps 0: must be at least 1"),
+        (["--max-minutes", "0"], "--max-minutes 0: must be above 0"),
+        (["--mlm-probability", "0"], "--mlm-probability 0: must be above 0 and below 1"),
+        (["--mlm-probability", "1"], "--mlm-probability 1: must be above 0 and below 1"),
+        (["--dropout", "1"], "--dropout 1: must be in [0, 1)"),
+        (["--save-steps", "0"], "--save-steps 0: must be at least 1"),
+        (["--seed", "-1"], "--seed -1: must be in [0, 4294967296)"),
+        (["--num-threads", "0"], "--num-threads 0: must be at least 1"),
+        (["--resume"], "--resume: nothing to resume in --output out"),
+        (["--resume", "--output", "mlm-started", "--batch-size", "16"],
+         "--resume: the run in mlm-started was started with other settings (--batch-size 32 -> 16)"),
+        (["--output", "mlm-finished"], "--output mlm-finished: holds a finished run (pretraining.json)"),
+        (["--output", "mlm-interrupted"], ("--output mlm-interrupted: holds an interrupted run (its last complete "
+         "checkpoint is checkpoint-2): continue it with --resume, or add --overwrite")),
+    ],
+    "active": [
+        (["--dataset", "missing.csv"], "--dataset missing.csv: no such file or folder"),
+        (["--label-names", "a"], "--label-names a: a classifier needs at least two labels"),
+        (["--label-names", "a", "a", "b"], "--label-names a a b: repeats a"),
+        (["--model", "empty"], "--model empty: a folder without a model"),
+        (["--seeds", "0"], "--seeds 0: at least 1"),
+        (["--initial", "0"], "need 0 < --initial (0.0) <= --budget"),
+        (["--budget", "2"], "need 0 < --initial (0.01) <= --budget (2.0) <= 1"),
+        (["--step", "0"], "need 0 < --initial"),
+        (["--oracle", "human"], "--oracle human labels for one arm"),
+        (["--pool-size", "0"], "--pool-size 0: must be at least 1"),
+        (["--test-size", "0"], "--test-size 0: must be at least 1"),
+        (["--acquisition", "bald", "--bald-samples", "1"], "--bald-samples 1: must be at least 2"),
+        (["--epochs", "0"], "--epochs 0: must be above 0"),
+        (["--min-steps", "-1"], "--min-steps -1: must be at least 0"),
+        (["--batch-size", "0"], "--batch-size 0: must be at least 1"),
+        (["--learning-rate", "0"], "--learning-rate 0: must be above 0"),
+        (["--head-learning-rate", "0"], "--head-learning-rate 0: must be above 0"),
+        (["--supcon-weight", "2"], "--supcon-weight 2: must be in [0, 1]"),
+        (["--temperature", "0"], "--temperature 0: must be above 0"),
+        (["--dropout-rates", "0.1", "1"], "--dropout-rates 1: must be in [0, 1)"),
+        (["--siamese-repeats", "0"], "--siamese-repeats 0: must be at least 1"),
+        (["--max-seq-length", "0"], "--max-seq-length 0: must be at least 1"),
+        (["--push-to-hub", "me/model"], "--push-to-hub publishes one model and this run has 3 arms"),
+        (["--resume", "empty"], "--resume empty: no config.json there"),
+        (["--output", "active-run"], "--output active-run: holds an experiment with other settings (--seeds 5 -> 3)"),
+    ],
+    "evaluate": [
+        (["--tasks", "nope"], "--tasks nope: Unknown task(s) 'nope'"),
+        (["--output", "empty"], "--output empty: is a folder"),
+        (["--batch-size", "0"], "--batch-size 0: must be at least 1"),
+        (["--device", "gpu"], "--device gpu: use cpu, cuda, cuda:N"),
+        (["--folds", "1"], "--folds 1: must be at least 2"),
+        (["--inner-folds", "1"], "--inner-folds 1: must be at least 2"),
+        (["--max-rows", "0"], "--max-rows 0: must be at least 1"),
+        (["--seed", "-1"], "--seed -1: must be in [0, 4294967296)"),
+        (["--num-threads", "0"], "--num-threads 0: must be at least 1"),
+    ],
+    "convert": [
+        (["--max-seq-length", "0"], "--max-seq-length 0: must be at least 1"),
+        (["--output", "finished"], "--output finished: exists and is not empty"),
+    ],
+    "parse": [
+        (["--parser", "nope"], "--parser nope: unknown parser"),
+        (["--batch-size", "0"], "--batch-size 0: must be at least 1"),
+        (["--max-words", "0"], "--max-words 0: must be at least 1"),
+        (["--limit-documents", "0"], "--limit-documents 0: must be at least 1"),
+        (["-o", "out.jsonl"], "-o out.jsonl: the parsed output must be a .jsonl.gz file"),
+        (["-o", "folder.jsonl.gz"], "-o folder.jsonl.gz: is a folder"),
+    ],
+    "push": [
+        (["--repo-id", "no-slash"], "--repo-id 'no-slash' is not a Hub repository id"),
+    ],
+    "declutr-ablation": [
+        (["--batch-size", "0"], "--batch-size 0: must be at least 1"),
+        (["--max-length", "5"], "--max-length 5: is below --min-length 32"),
+        (["--output", "ablation"], ("--output ablation: its variant declutr finished with other settings "
+         "(--temperature 0.1 -> 0.05): add --overwrite")),
+    ],
+    "supcon-sweep": [
+        (["--weights", "0", "1.5"], "--weights 1.5: must be in [0, 1]"),
+        (["--eval-max-rows", "0"], "--eval-max-rows 0: must be at least 1"),
+        (["--eval-tasks", "nope"], "--eval-tasks nope: Unknown task(s) 'nope'"),
+        (["--temperature", "0"], "--temperature 0: must be above 0"),
+    ],
+    "chain": [
+        (["--declutr-steps", "0"], "--declutr-steps 0: must be at least 1"),
+        (["--supcon-weight", "2"], "--supcon-weight 2: must be in [0, 1]"),
+        (["--supcon-steps", "0"], "--supcon-steps 0: use a positive number of steps, or -1 for one epoch"),
+        (["--eval-max-rows", "0"], "--eval-max-rows 0: must be at least 1"),
+        (["--mlm-probability", "1"], "--mlm-probability 1: must be in [0, 1)"),
+        (["--batch-size", "0"], "--batch-size 0: must be at least 1"),
+    ],
+}
+
+# What each command needs to be valid apart from the rule under test (a fake model folder: nothing loads).
+VALID = {
+    "declutr": ["--model", "base", "--output", "out"],
+    "simcse": ["--model", "base", "--output", "out"],
+    "supcon": ["--model", "base", "--output", "out"],
+    "multiview": ["--output", "out"],
+    "pretrain-mlm": ["--output", "out"],
+    "active": ["--model", "base", "--output", "out"],
+    "evaluate": ["base"],
+    "convert": ["base", "--output", "out"],
+    "parse": ["sentences.txt", "-o", "out.jsonl.gz"],
+    "push": ["finished", "--repo-id", "me/model"],
+    "declutr-ablation": ["--model", "base", "--output", "out"],
+    "supcon-sweep": ["--model", "base", "--output", "out"],
+    "chain": ["--model", "base", "--output", "out"],
+}
+
+# Rules about a positional argument replace the valid one.
+POSITIONAL_RULES = [
+    ("evaluate", ["empty"], "MODEL empty: a folder without a model"),
+    ("evaluate", ["nobody/not-cached"], "MODEL nobody/not-cached: not in the local Hugging Face cache"),
+    ("convert", ["empty", "--output", "out"], "SOURCE empty: has no config.json"),
+    ("convert", ["nobody/not-cached", "--output", "out"], "SOURCE nobody/not-cached: not in the local Hugging Face"),
+    ("parse", ["missing.jsonl", "-o", "out.jsonl.gz"], "CORPUS missing.jsonl: no such file"),
+    ("parse", ["blank.txt", "-o", "out.jsonl.gz"], "CORPUS blank.txt: no text in it"),
+    ("parse", ["notes.csv", "-o", "out.jsonl.gz"], "CORPUS notes.csv: unknown file type"),
+    ("push", ["missing", "--repo-id", "me/model"], "RUN_DIR missing: no such folder"),
+    ("push", ["unfinished", "--repo-id", "me/model"], "RUN_DIR unfinished: has no results.json"),
+    ("declutr-ablation", ["--model", "empty", "--output", "out"], "--model empty: a folder without a model"),
+    ("supcon-sweep", ["--model", "empty", "--output", "out"], "--model empty: a folder without a model"),
+    ("chain", ["--model", "empty", "--output", "out"], "--model empty: a folder without a model"),
+]
+
+
+def cases() -> list[tuple[str, list[str], str]]:
+    table = [(command, VALID[command] + args, expected) for command in TRAINING_COMMANDS
+             for args, expected in TRAINING_RULES]
+    table += [(command, VALID[command] + args, expected) for command in MODEL_COMMANDS for args, expected in MODEL_RULES]
+    table += [(command, VALID[command] + args, expected) for command, rules in COMMAND_RULES.items()
+              for args, expected in rules]
+    table += POSITIONAL_RULES
+    return table
+
+
+CASES = cases()
+IDS = [f"{command} {' '.join(argv)}" for command, argv, _ in CASES]
+
+HARNESS = """
+import contextlib, io, json, os, signal, sys, time
+from st_contrastive.cli import main
+
+def files():
+    return sorted(os.path.join(root, name) for root, folders, names in os.walk(".") for name in names + folders)
+
+def timeout(signum, frame):
+    raise TimeoutError("no answer within 20 s")
+
+signal.signal(signal.SIGALRM, timeout)
+results = []
+for argv in json.loads(sys.stdin.read()):
+    before, torch_before, err = files(), "torch" in sys.modules, io.StringIO()
+    start, code = time.perf_counter(), None
+    signal.alarm(20)
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            main(argv)
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else 1
+    except BaseException as error:
+        code = repr(error)
+    signal.alarm(0)
+    results.append({"code": code, "stderr": err.getvalue(), "seconds": time.perf_counter() - start,
+                    "imported_torch": "torch" in sys.modules and not torch_before,
+                    "written": sorted(set(files()) - set(before))})
+print(json.dumps(results))
+"""
+
+
+def make_inputs(folder: Path) -> None:
+    """The files and folders the table refers to; no model in them, nothing that loads."""
+    for model in ("base", "base/inner"):
+        (folder / model).mkdir()
+        (folder / model / "config.json").write_text(json.dumps({"num_hidden_layers": 2}))
+    (folder / "base" / "parsed.jsonl.gz").write_bytes(b"")
+    (folder / "base" / "results.json").write_text("{}")  # a finished run, which --overwrite would remove
+    (folder / "empty").mkdir()
+    (folder / "folder.jsonl.gz").mkdir()
+    (folder / "finished").mkdir()
+    for name in ("results.json", "modules.json"):
+        (folder / "finished" / name).write_text("{}")
+    (folder / "unfinished").mkdir()
+    (folder / "unfinished" / "modules.json").write_text("{}")
+    complete = folder / "interrupted" / "checkpoints" / "checkpoint-2"
+    complete.mkdir(parents=True)
+    (complete / "trainer_state.json").write_text("{}")
+    torn = folder / "torn" / "checkpoints" / "checkpoint-2"
+    torn.mkdir(parents=True)
+    (torn / "trainer_state.json").write_text("{}")
+    (torn / "optimizer.pt").write_bytes(b"PK\x03\x04 cut short")
+    (folder / "sentences.txt").write_text("The cat sat on the mat.\n")
+    (folder / "blank.txt").write_text("\n  \n")
+    (folder / "notes.csv").write_text("text\n")
+    (folder / "mlm-finished").mkdir()
+    (folder / "mlm-finished" / "pretraining.json").write_text("{}")
+    (folder / "mlm-started").mkdir()
+    (folder / "mlm-started" / "pretraining_settings.json").write_text(json.dumps({"batch_size": 32, "seed": 0}))
+    (folder / "mlm-interrupted" / "checkpoints" / "checkpoint-2").mkdir(parents=True)
+    (folder / "mlm-interrupted" / "checkpoints" / "checkpoint-2" / "trainer_state.json").write_text("{}")
+    (folder / "active-run").mkdir()
+    (folder / "active-run" / "config.json").write_text(json.dumps({"seeds": 5, "output": "active-run"}))
+    variant = folder / "ablation" / "declutr"
+    variant.mkdir(parents=True)
+    (variant / "results.json").write_text("{}")
+    (variant / "run_settings.json").write_text(json.dumps({"temperature": 0.1}))
+
+
+@pytest.fixture(scope="module")
+def answers(tmp_path_factory) -> dict[str, dict]:
+    folder = tmp_path_factory.mktemp("settings")
+    make_inputs(folder)
+    argvs = [[command, *argv] for command, argv, _ in CASES]
+    done = subprocess.run([sys.executable, "-c", HARNESS], input=json.dumps(argvs), capture_output=True, text=True,
+                          cwd=folder, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return dict(zip(IDS, json.loads(done.stdout.splitlines()[-1])))
+
+
+@pytest.mark.parametrize(("command", "argv", "expected"), CASES, ids=IDS)
+def test_a_bad_setting_is_named_in_one_line_before_anything_loads(answers, command, argv, expected):
+    answer = answers[f"{command} {' '.join(argv)}"]
+    lines = answer["stderr"].splitlines()
+    assert answer["code"] == 2, answer
+    assert lines == [f"st-contrastive {command}: error: {lines[0].split(': error: ', 1)[-1]}"], answer["stderr"]
+    assert lines[0].startswith(f"st-contrastive {command}: error: {expected}"), answer["stderr"]
+    assert not answer["imported_torch"] and answer["seconds"] < 1.0, answer
+    assert answer["written"] == [], answer["written"]  # no output folder, no file
+
+
+def test_several_bad_settings_are_all_named(tmp_path):
+    """One run names every bad setting, a line each, and exits like argparse: the real process, its status."""
+    make_inputs(tmp_path)
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "st_contrastive.cli", "declutr", "--model", "empty", "--batch-size",
+                           "0", "--max-length", "5", "--learning-rate", "0", "--output", "out"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines() == [
+        ("st-contrastive declutr: error: --model empty: a folder without a model (none of modules.json, config.json); "
+        "pass the folder a model was saved to, or a Hugging Face Hub id"),
+        "st-contrastive declutr: error: --max-length 5: is below --min-length 32: raise it, or lower --min-length",
+        "st-contrastive declutr: error: --batch-size 0: must be at least 1",
+        "st-contrastive declutr: error: --learning-rate 0: must be above 0",
+    ]
+    assert time.perf_counter() - start < 10 and not (tmp_path / "out").exists()
+
+
+def test_the_python_api_raises_the_same_problems():
+    """Recipes called from Python get a ValueError listing every problem (the command line's lines)."""
+    from dataclasses import replace
+
+    from st_contrastive.recipes.declutr import DeCLUTRConfig, train_declutr
+    from st_contrastive.recipes.input_checks import SettingError
+
+    config = DeCLUTRConfig(max_length=5, output="never-written")
+    with pytest.raises(SettingError) as error:
+        train_declutr(replace(config, training=replace(config.training, batch_size=0)))
+    assert error.value.problems == ["--max-length 5: is below --min-length 32: raise it, or lower --min-length",
+                                    "--batch-size 0: must be at least 1"]
+    assert isinstance(error.value, ValueError) and not Path("never-written").exists()
