@@ -158,7 +158,7 @@ COMMAND_RULES = {
         (["--initial", "0"], "need 0 < --initial (0.0) <= --budget"),
         (["--budget", "2"], "need 0 < --initial (0.01) <= --budget (2.0) <= 1"),
         (["--step", "0"], "need 0 < --initial"),
-        (["--oracle", "human"], "--oracle human labels for one arm"),
+        (["--oracle", "human", "--seeds", "3"], "--seeds 3: --oracle human labels for one arm"),
         (["--pool-size", "0"], "--pool-size 0: must be at least 1"),
         (["--test-size", "0"], "--test-size 0: must be at least 1"),
         (["--acquisition", "bald", "--bald-samples", "1"], "--bald-samples 1: must be at least 2"),
