@@ -12,6 +12,9 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 
+# Real process groups and launchers: in `make test`, left out of `make test-fast`.
+pytestmark = pytest.mark.distributed
+
 # Documents; NLI rows (SNLI premises come in groups of 3); consecutive sentences (two blocks of 8).
 GLOBAL_BATCH = {"declutr": 4, "nli": 12, "multiview": 16, "declutr-cached": 4, "nli-cached": 12}
 OBJECTIVES = list(GLOBAL_BATCH)

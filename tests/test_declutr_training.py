@@ -164,6 +164,7 @@ def _average_on_rank(rank, world_size, init_file, results):
     dist.destroy_process_group()
 
 
+@pytest.mark.distributed
 def test_loss_gradients_are_averaged_across_ranks(tmp_path):
     results = mp.Manager().dict()
     mp.spawn(_average_on_rank, args=(2, str(tmp_path / "init"), results), nprocs=2, join=True)
@@ -189,11 +190,13 @@ def test_legacy_fit_trains_on_frozen_examples(tmp_path, tiny_model):
     assert not (tiny_model.encode(["a test sentence"]) == before).all()
 
 
-def _train_on_rank(rank, port, model_dir, output_dir, sync_heads, results):
+def _train_on_rank(rank, init_file, model_dir, output_dir, sync_heads, results):
     import os
 
-    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
-                      MASTER_PORT=str(port), HF_HUB_OFFLINE="1")
+    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", LOCAL_WORLD_SIZE="2",
+                      MASTER_ADDR="127.0.0.1", MASTER_PORT="0", HF_HUB_OFFLINE="1")
+    # A file store, not a port picked and released before the ranks bind it; the trainer joins this group.
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=2)
     from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 
     if not sync_heads:  # the control: what sentence-transformers alone does with a loss-owned head
@@ -215,15 +218,12 @@ def _train_on_rank(rank, port, model_dir, output_dir, sync_heads, results):
                      "model": {k: v.clone() for k, v in model.state_dict().items()}}
 
 
+@pytest.mark.distributed
 @pytest.mark.parametrize("sync_heads", [True, False], ids=["contrastive-trainer", "without-head-sync"])
 def test_two_ddp_ranks_keep_the_mlm_head_identical_through_the_trainer(tmp_path, tiny_mlm_dir, sync_heads):
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     results = mp.Manager().dict()
-    mp.spawn(_train_on_rank, args=(port, tiny_mlm_dir, str(tmp_path), sync_heads, results), nprocs=2, join=True)
+    mp.spawn(_train_on_rank, args=(str(tmp_path / "init"), tiny_mlm_dir, str(tmp_path), sync_heads, results), nprocs=2,
+             join=True)
     first, second = results[0], results[1]
     assert first["world"] == second["world"] == 2
     heads_equal = all(torch.equal(first["head"][k], second["head"][k]) for k in first["head"])

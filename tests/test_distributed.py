@@ -12,6 +12,9 @@ import sys
 import pytest
 import torch.multiprocessing as mp
 
+# Real process groups and launchers: in `make test`, left out of `make test-fast`.
+pytestmark = pytest.mark.distributed
+
 
 def _free_port() -> int:
     with socket.socket() as probe:

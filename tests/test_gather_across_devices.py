@@ -11,6 +11,9 @@ from st_contrastive.losses import SCALeLoss, SupConLoss, nt_xent
 from st_contrastive.losses.contrastive_core import gather_candidates, similarity_matrix, supcon
 from st_contrastive.models import LabelClassifier
 
+# Real process groups and launchers: in `make test`, left out of `make test-fast`.
+pytestmark = pytest.mark.distributed
+
 SIZES = (3, 2)  # rows per rank: uneven, like a last batch
 DIM = 6
 

@@ -16,6 +16,9 @@ from sentence_transformers import SentenceTransformer
 
 from st_contrastive.data_dir import data_file
 
+# Real process groups and launchers: in `make test`, left out of `make test-fast`.
+pytestmark = pytest.mark.distributed
+
 BIN = Path(sys.executable).parent
 
 

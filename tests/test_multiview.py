@@ -137,6 +137,7 @@ def _rank_without_context(rank, init_file, results):
     dist.destroy_process_group()
 
 
+@pytest.mark.distributed
 def test_a_rank_without_context_trains_on_and_the_global_mean_stays_exact(tmp_path):
     import torch.multiprocessing as mp
 

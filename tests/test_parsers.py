@@ -124,8 +124,8 @@ def to_conllu(sentences: list[ParsedSentence]) -> str:
 @pytest.fixture(scope="module")
 def stanza_models(tmp_path_factory, spacy_parser):
     """A tiny stanza POS tagger and depparse model trained with stanza's own trainers on spaCy's silver parses of
-    300 SUBJ sentences: no pretrained vectors (--no_pretrain), no character model, one layer, a few dozen steps.
-    Quality is beside the point; the adapter must turn whatever stanza outputs into valid sentences."""
+    300 SUBJ sentences: no pretrained vectors (--no_pretrain), no character model, one layer, a handful of steps (a
+    depparse step over the 260 sentences takes over half a second). Quality is beside the point; the adapter must turn whatever stanza outputs into valid sentences."""
     torch = pytest.importorskip("torch")
     from stanza.models import parser as stanza_parser_trainer
     from stanza.models import tagger as stanza_tagger_trainer
@@ -143,9 +143,9 @@ def stanza_models(tmp_path_factory, spacy_parser):
     torch.set_num_threads(1)  # tiny LSTMs: more threads only contend on a shared 2-core machine
     try:
         # eval_interval = max_steps: the tagger trainer fails at the end if it never evaluated
-        stanza_tagger_trainer.main([*common, "--save_name", "tagger.pt", "--max_steps", "15", "--eval_interval", "15",
+        stanza_tagger_trainer.main([*common, "--save_name", "tagger.pt", "--max_steps", "5", "--eval_interval", "5",
                                     "--composite_deep_biaff_hidden_dim", "16"])
-        stanza_parser_trainer.main([*common, "--save_name", "parser.pt", "--max_steps", "20", "--eval_interval", "20",
+        stanza_parser_trainer.main([*common, "--save_name", "parser.pt", "--max_steps", "4", "--eval_interval", "4",
                                     "--no_checkpoint", "--deep_biaff_output_dim", "16", "--transformed_dim", "16"])
     finally:
         torch.set_num_threads(threads)
