@@ -23,7 +23,7 @@ from st_contrastive.recipes import declutr as declutr_recipe
 from st_contrastive.recipes import supcon_nli as supcon_recipe
 from st_contrastive.recipes.declutr import DeCLUTRConfig
 from st_contrastive.recipes.declutr import build_parser as declutr_parser
-from st_contrastive.recipes.input_checks import SettingChecks, SettingError
+from st_contrastive.recipes.input_checks import SettingChecks
 from st_contrastive.recipes.push import refuse_push_in_comparison
 from st_contrastive.recipes.run_folder import continue_or_restart, refuse_in_comparison
 
@@ -136,10 +136,7 @@ def check_chain(args: argparse.Namespace, configs: dict) -> None:
         if arm == "declutr+supcon":  # starts from the declutr arm, which does not exist yet: check its base now
             config = replace(config, model=args.model)
         recipe = declutr_recipe if arm == "declutr" else supcon_recipe
-        try:
-            recipe.check_inputs(config)
-        except SettingError as error:
-            checks.problems += [problem for problem in error.problems if problem not in checks.problems]
+        checks.include(recipe.check_inputs, config)
     checks.done()
 
 

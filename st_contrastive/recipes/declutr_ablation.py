@@ -23,7 +23,7 @@ from pathlib import Path
 from st_contrastive.recipes import declutr as declutr_recipe
 from st_contrastive.recipes import simcse as simcse_recipe
 from st_contrastive.recipes.declutr import DeCLUTRConfig, build_parser, train_declutr
-from st_contrastive.recipes.input_checks import SettingChecks, SettingError
+from st_contrastive.recipes.input_checks import SettingChecks
 from st_contrastive.recipes.push import refuse_push_in_comparison
 from st_contrastive.recipes.run_folder import (
     continue_or_restart,
@@ -85,10 +85,7 @@ def check_ablation(args: argparse.Namespace, overwrite: bool, configs: dict) -> 
                            "add --overwrite to retrain the variants, or choose another --output")
             continue
         recipe = simcse_recipe if name == "simcse" else declutr_recipe
-        try:
-            recipe.check_inputs(config)
-        except SettingError as error:
-            checks.problems += [problem for problem in error.problems if problem not in checks.problems]
+        checks.include(recipe.check_inputs, config)
     checks.done()
 
 

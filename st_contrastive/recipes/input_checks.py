@@ -95,6 +95,14 @@ class SettingChecks:
             message = str(error)
             self.add("", None, message if message.startswith(option) else f"{option} {shown(value)}: {message}")
 
+    def include(self, check: Callable[..., object], *args) -> None:
+        """Run another command's whole check on ``args`` (a comparison checks each of its runs) and keep its
+        problems, once each."""
+        try:
+            check(*args)
+        except SettingError as error:
+            self.problems += [problem for problem in error.problems if problem not in self.problems]
+
     # Files, folders and models ---------------------------------------------------------------------------------
     def source(self, value: str | None, option: str, names: tuple[str, ...] = ()) -> None:
         self.call(option, value, lambda: require_source(value, option, names))

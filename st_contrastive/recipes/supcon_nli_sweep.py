@@ -19,7 +19,7 @@ from pathlib import Path
 
 from st_contrastive.default_model import default_model
 from st_contrastive.evaluation import averages, expand_tasks, main_score
-from st_contrastive.recipes.input_checks import SettingChecks, SettingError
+from st_contrastive.recipes.input_checks import SettingChecks
 from st_contrastive.recipes.push import refuse_push_in_comparison
 from st_contrastive.recipes.run_folder import continue_or_restart, refuse_in_comparison
 from st_contrastive.recipes.supcon_nli import SupConNLIConfig, build_parser, check_inputs, train_supcon_nli
@@ -133,10 +133,7 @@ def check_sweep(args: argparse.Namespace, runs: dict[str, SupConNLIConfig]) -> N
         reused = (Path(config.output) / "results.json").exists() and not args.rerun
         if reused or not 0 <= config.supcon_weight <= 1:  # a bad weight is named as --weights above
             continue
-        try:
-            check_inputs(config)
-        except SettingError as error:
-            checks.problems += [problem for problem in error.problems if problem not in checks.problems]
+        checks.include(check_inputs, config)
     checks.done()
 
 
