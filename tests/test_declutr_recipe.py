@@ -92,6 +92,21 @@ def test_ablation_runs_every_variant_at_equal_steps(tmp_path, tiny_mlm_dir):
                                        "or choose another --output")
 
 
+def test_ablation_without_tasks_trains_the_variants_and_prints_them(tmp_path, tiny_mlm_dir, capsys):
+    """`--eval-tasks` with no task only trains (as for declutr): the table lists the variants without scores. It once
+    stopped with a TypeError on the empty average, after all the training."""
+    from st_contrastive.recipes.declutr_ablation import main as ablation
+
+    table = ablation([
+        "--model", tiny_mlm_dir, "--output", str(tmp_path / "ablation"), "--eval-tasks", "--variants",
+        "contrastive-only", "--documents", str(data_file("corpus/docs.jsonl.gz")), "--max-documents", "4",
+        "--max-steps", "1", "--batch-size", "2", "--max-length", "32", "--min-length", "8",
+    ])
+    assert table == {"base (mean pooling)": {"avg": None}, "contrastive-only": {"avg": None}}
+    assert json.loads((tmp_path / "ablation" / "contrastive-only" / "results.json").read_text())["train"]["steps"] == 1
+    assert capsys.readouterr().out.splitlines()[-1].split() == ["contrastive-only", "-"]
+
+
 def test_simcse_control_runs_at_the_declutr_budget_with_curves(tmp_path, tiny_mlm_dir):
     from st_contrastive.recipes.declutr_ablation import main as ablation
 

@@ -144,12 +144,13 @@ def main(argv: list[str] | None = None) -> dict:
     (output / "ablation.json").write_text(json.dumps({"model": args.model, "declutr_options": declutr_options,
                                                       "scores": table, "train_seconds": seconds,
                                                       "eval_curves": curves}, indent=2))
-    plot(table, output / "ablation.png")
+    if args.eval_tasks:  # `--eval-tasks` with no task only trains the variants: no scores to draw
+        plot(table, output / "ablation.png")
     plot_eval_curves(curves, output / "curves.png", title=f"during training: {' '.join(declutr_options)}")
     columns = [*args.eval_tasks, "avg"]
     print(f"{'variant':<22}" + "".join(f"{c:>12}" for c in columns))
     for name, row in table.items():
-        print(f"{name:<22}" + "".join(f"{row[c]:>12.2f}" for c in columns))
+        print(f"{name:<22}" + "".join(f"{'-':>12}" if row[c] is None else f"{row[c]:>12.2f}" for c in columns))
     return table
 
 
