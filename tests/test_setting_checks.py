@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -358,14 +357,14 @@ def test_a_bad_setting_is_named_in_one_line_before_anything_loads(answers, comma
     assert answer["code"] == 2, answer
     assert lines == [f"st-contrastive {command}: error: {lines[0].split(': error: ', 1)[-1]}"], answer["stderr"]
     assert lines[0].startswith(f"st-contrastive {command}: error: {expected}"), answer["stderr"]
-    assert not answer["imported_torch"] and answer["seconds"] < 1.0, answer
+    # Before anything heavy loads: torch is never imported (no timed assert: a loaded machine would make it flaky).
+    assert not answer["imported_torch"], answer
     assert answer["written"] == [], answer["written"]  # no output folder, no file
 
 
 def test_several_bad_settings_are_all_named(tmp_path):
     """One run names every bad setting, a line each, and exits like argparse: the real process, its status."""
     make_inputs(tmp_path)
-    start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "st_contrastive.cli", "declutr", "--model", "empty", "--batch-size",
                            "0", "--max-length", "5", "--learning-rate", "0", "--output", "out"],
                           capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False)
@@ -377,7 +376,7 @@ def test_several_bad_settings_are_all_named(tmp_path):
         "st-contrastive declutr: error: --batch-size 0: must be at least 1",
         "st-contrastive declutr: error: --learning-rate 0: must be above 0",
     ]
-    assert time.perf_counter() - start < 10 and not (tmp_path / "out").exists()
+    assert not (tmp_path / "out").exists()
 
 
 def test_the_python_api_raises_the_same_problems():
