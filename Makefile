@@ -10,7 +10,7 @@ MAIN_STEPS ?= 150
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: main test test-fast bench install lock
+.PHONY: main test test-fast test-docs bench install lock
 
 install: $(VENV)/.installed
 
@@ -53,6 +53,11 @@ test: install
 
 test-fast: install
 	$(PYTHON) -m pytest -q -m "not slow and not distributed"
+
+# The docs-example tier: every bash and python block of README.md and docs/ runs, shrunk to a few steps and rows
+# (tests/docs_examples.py says how). Examples that need what another wrote run in order on one worker.
+test-docs: install
+	$(PYTHON) -m pytest -q -m docs --dist loadgroup tests/test_docs_examples.py
 
 # Every benchmark, one table of ratios measured in the same run (benchmarks/results/all.json).
 bench: install

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 from sentence_transformers import SentenceTransformer
+from support_tickets import SUPPORT, fill, write_support_csv
 
 from st_contrastive.active import ActiveLearningConfig, ArmState, AwaitingLabels, RoundTraining, round_sizes
 from st_contrastive.active import loop as loop_module
@@ -62,20 +63,6 @@ def config(dataset, model, output, **overrides) -> ActiveLearningConfig:
               "initial": 0.25, "step": 0.25, "budget": 0.75, "output": str(output),
               "training": RoundTraining(epochs=1, min_steps=2, batch_size=4)}
     return ActiveLearningConfig(**(values | overrides))
-
-
-def fill(path, gold: dict[str, str], change=None):
-    """Label a queries file as a person would, with the gold label names; ``change`` edits the rows first."""
-    with path.open(newline="") as f:
-        rows = list(csv.DictReader(f))
-    for row in rows:
-        row["label"] = gold[row["text"]]
-    if change:
-        rows = change(rows)
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=["round", "id", "text", "label"])
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 GOLD = {text: label for label, texts in QUESTIONS.items() for text in texts}
@@ -290,27 +277,6 @@ def test_a_bad_data_file_stops_the_run_before_anything_is_written(tmp_path):
     with pytest.raises(ValueError, match="row 2: no text"):
         loop_module.run_active_learning(config(str(path), "unused", tmp_path / "run"), progress=False)
     assert not (tmp_path / "run").exists()
-
-
-SUPPORT = {
-    "billing": ["I was charged twice this month", "Please refund my last invoice", "My card was billed too much",
-                "Why did my subscription price go up", "Cancel the extra charge on my account",
-                "The invoice shows a fee I never agreed to"],
-    "bug": ["The app crashes when I open settings", "Saving a file gives error 500", "The export button does nothing",
-            "Login page freezes after the update", "Images fail to load on the dashboard",
-            "Search returns the wrong results since Monday"],
-    "question": ["How do I change my password", "Can I add a second user to my plan", "Where is the API key",
-                 "Is there a dark mode", "What file types can I upload", "Do you offer a student discount"],
-}
-
-
-def write_support_csv(path, labelled_per_class: int):
-    """A user's file: the first ``labelled_per_class`` texts of each class carry their label, the rest none."""
-    with path.open("w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["text", "label"])
-        for label, texts in SUPPORT.items():
-            writer.writerows([text, label if k < labelled_per_class else ""] for k, text in enumerate(texts))
 
 
 def readme_command(starting: str) -> list[str]:

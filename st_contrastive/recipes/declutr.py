@@ -68,6 +68,7 @@ class DeCLUTRConfig(RecipeConfig):
     save_masked_lm: bool = False
     eval_tasks: list[str] = field(default_factory=lambda: ["stsb-test"])
     eval_batch_size: int = 64
+    eval_max_rows: int | None = None  # None: every row of each evaluation task
     push_to_hub: str | None = None  # a Hub repo id: publish the run when it ends
     training: TrainSettings = field(
         default_factory=lambda: TrainSettings(batch_size=16, learning_rate=5e-5, weight_decay=0.1, save_steps=500)
@@ -134,6 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "after training (see `st-contrastive evaluate --help`)")
     evaluation.add_argument("--eval-batch-size", type=int, default=defaults.eval_batch_size,
                             help="batch size for encoding evaluation data")
+    evaluation.add_argument("--eval-max-rows", type=int, default=defaults.eval_max_rows,
+                            help="evaluate on at most N rows of each task (quick checks only; unset: all)")
     add_push_argument(parser)
     return parser
 
@@ -172,6 +175,7 @@ def check_inputs(config: DeCLUTRConfig) -> Path | None:
     checks.above("--mlm-head-learning-rate", config.mlm_head_learning_rate)
     checks.call("--eval-tasks", config.eval_tasks, lambda: expand_tasks(config.eval_tasks))
     checks.at_least("--eval-batch-size", config.eval_batch_size, 1)
+    checks.at_least("--eval-max-rows", config.eval_max_rows, 1)
     checks.call("--push-to-hub", config.push_to_hub, lambda: check_push(config.push_to_hub))
     check_training(checks, config.training)
     output = known_output(config)
@@ -273,7 +277,8 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
 
     main_process = is_main_process()
-    before = (evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size)
+    before = (evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size,
+                            max_rows=config.eval_max_rows)
               if config.eval_tasks and main_process else {})
     head_warmup = None
     resuming = config.training.resume_from_checkpoint is not None  # the checkpoint holds the warmed-up head
@@ -290,7 +295,8 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     model.save(str(output))
     if config.save_masked_lm and config.mlm_weight > 0:
         loss.save_masked_lm(str(output / "masked-lm"))
-    after = evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size) if config.eval_tasks else {}
+    after = evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size,
+                            max_rows=config.eval_max_rows) if config.eval_tasks else {}
 
     results = {
         "method": "declutr",

@@ -47,7 +47,8 @@ def simcse_config(base: DeCLUTRConfig, output: Path):
     return simcse_recipe.SimCSEConfig(model=base.model, documents=base.documents, text_field=base.text_field,
                                       max_documents=base.max_documents, temperature=base.temperature,
                                       output=str(output), eval_tasks=base.eval_tasks,
-                                      eval_batch_size=base.eval_batch_size, training=training)
+                                      eval_batch_size=base.eval_batch_size,
+                                      eval_max_rows=base.eval_max_rows, training=training)
 
 
 def variant_configs(base: DeCLUTRConfig, output: Path, names: list[str]) -> dict:
@@ -118,7 +119,8 @@ def main(argv: list[str] | None = None) -> dict:
     # Under torchrun / accelerate every rank trains each variant; rank 0 alone evaluates and writes.
     join_for_comparison()
     main_process = is_main_process()
-    scores = {"base (mean pooling)": evaluate_model(SentenceTransformer(args.model), args.eval_tasks)
+    scores = {"base (mean pooling)": evaluate_model(SentenceTransformer(args.model), args.eval_tasks,
+                                                           max_rows=base.eval_max_rows)
               if main_process else {}}
     curves, seconds = {}, {}
     for name, config in configs.items():

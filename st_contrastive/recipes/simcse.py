@@ -38,6 +38,7 @@ class SimCSEConfig(RecipeConfig):
     output: str | None = None  # None: runs/simcse
     eval_tasks: list[str] = field(default_factory=lambda: ["stsb-test"])
     eval_batch_size: int = 64
+    eval_max_rows: int | None = None  # None: every row of each evaluation task
     push_to_hub: str | None = None  # a Hub repo id: publish the run when it ends
     training: TrainSettings = field(
         default_factory=lambda: TrainSettings(batch_size=64, learning_rate=3e-5, warmup_ratio=0.0, save_steps=0)
@@ -68,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "after (see `st-contrastive evaluate --help`)")
     parser.add_argument("--eval-batch-size", type=int, default=defaults.eval_batch_size,
                         help="batch size for evaluation encoding")
+    parser.add_argument("--eval-max-rows", type=int, default=defaults.eval_max_rows,
+                        help="evaluate on at most N rows of each task (quick checks only; unset: all)")
     add_push_argument(parser)
     return parser
 
@@ -84,6 +87,7 @@ def check_inputs(config: SimCSEConfig) -> Path:
     checks.above("--temperature", config.temperature)
     checks.call("--eval-tasks", config.eval_tasks, lambda: expand_tasks(config.eval_tasks))
     checks.at_least("--eval-batch-size", config.eval_batch_size, 1)
+    checks.at_least("--eval-max-rows", config.eval_max_rows, 1)
     checks.call("--push-to-hub", config.push_to_hub, lambda: check_push(config.push_to_hub))
     check_training(checks, config.training)
     output = Path(config.output or Path("runs") / "simcse")
@@ -123,7 +127,8 @@ def train_simcse(config: SimCSEConfig) -> dict:
     model = SentenceTransformer(config.model or default_model())
 
     main_process = is_main_process()
-    before = (evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size)
+    before = (evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size,
+                            max_rows=config.eval_max_rows)
               if config.eval_tasks and main_process else {})
     loss = MultipleNegativesRankingLoss(model, scale=1 / config.temperature, gather_across_devices=is_distributed())
     evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
@@ -139,7 +144,8 @@ def train_simcse(config: SimCSEConfig) -> dict:
     if not main_process:  # the other ranks of a torchrun/accelerate job: rank 0 saves, evaluates and writes
         return {}
     model.save(str(output))
-    after = evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size) if config.eval_tasks else {}
+    after = evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size,
+                            max_rows=config.eval_max_rows) if config.eval_tasks else {}
     results = {
         "method": "simcse",
         "model": config.model or "all-MiniLM-L6-v2 (default-model extra)",

@@ -1,0 +1,47 @@
+"""How the docs-example tier reads the docs: blocks and their markup, commands, caps (the tier itself runs them)."""
+
+import pytest
+from docs_examples import commands, examples, groups, in_run_order, shrink
+
+
+def test_caps_lower_or_append_steps_and_sizes_and_never_raise_them():
+    argv = shrink(["declutr", "--max-steps", "150", "--batch-size", "2", "--eval-tasks", "stsb-dev"], "MINILM")
+    assert argv[:6] == ["declutr", "--max-steps", "2", "--batch-size", "2", "--eval-tasks"]
+    assert argv[argv.index("--max-documents") + 1] == "8"  # not given: appended
+    assert "--max-length" not in argv and "--mini-batch-size" not in argv  # capped only where the command sets them
+    assert shrink(["multiview", "--max-steps", "0"], "M")[:3] == ["multiview", "--max-steps", "0"]  # the control
+
+
+def test_placeholders_name_the_default_model_and_help_runs_untouched():
+    assert shrink(["evaluate", "MODEL", "--tasks", "sts"], "/models/minilm")[1] == "/models/minilm"
+    assert shrink(["declutr", "--help"], "M") == ["declutr", "--help"]
+
+
+def test_a_bash_block_becomes_argv_lists_with_its_variables_expanded():
+    code = 'COMMON="--model runs/base --max-steps 150"\nst-contrastive declutr $COMMON \\\n    --output runs/a  # a note\n'
+    assert commands(code) == [["st-contrastive", "declutr", "--model", "runs/base", "--max-steps", "150",
+                               "--output", "runs/a"]]
+
+
+def test_examples_run_after_the_ones_they_name(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text('<!-- example: after=base -->\n```python\nuse()\n```\n\n<!-- example: id=base -->\n```bash\n'
+                    'st-contrastive pretrain-mlm\n```\n\n```\nnot an example\n```\n\n```python\nalone()\n```\n')
+    found = examples([page])
+    assert [example.language for example in found] == ["python", "bash", "python"]
+    ordered = in_run_order(found)
+    assert [example.code for example in ordered] == ["st-contrastive pretrain-mlm", "use()", "alone()"]
+    assert groups(ordered) == ["base", "base", ordered[2].name]
+
+
+def test_markup_naming_no_example_is_an_error(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("<!-- example: after=missing -->\n```python\nuse()\n```\n")
+    with pytest.raises(ValueError, match="refers to no example named missing"):
+        examples([page])
+
+
+def test_every_block_of_the_docs_is_found_with_valid_markup():
+    found = examples()
+    assert {example.language for example in found} == {"bash", "python"}
+    assert len(found) >= 20

@@ -1,0 +1,202 @@
+"""The docs-example tier: every bash and python block of the README and docs/ runs, in one process, offline.
+
+``make test-docs`` (a CI step of its own) runs it; ``make test`` leaves it out. How blocks relate and how they are
+shrunk is in ``tests/docs_examples.py``. What stands in for the outside world, and only that:
+- Hub model ids resolve through a Hugging Face cache (the real layout, read by the real loading code) that holds
+  all-MiniLM-L6-v2 for ``sentence-transformers/all-MiniLM-L6-v2`` and a tiny masked LM for
+  ``johngiorgi/declutr-small``;
+- the Hub's two upload calls (create the repository, upload the folder) are recorded instead of sent;
+- ``torchrun`` and ``accelerate launch`` lines: the launcher's own parser reads its options, and the command runs
+  in this process (tests/test_launchers.py launches real ranks);
+- ``make main`` runs the command that `make -n main` prints; other make targets are dry-run (each is a CI step);
+- the person in the active-learning loop: label files are filled with the gold labels of the file they wrote.
+"""
+
+from __future__ import annotations
+
+import inspect
+import shutil
+import subprocess
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from docs_examples import ROOT, Example, commands, examples, groups, in_run_order, shrink
+from support_tickets import SUPPORT, fill, write_support_csv
+
+pytestmark = pytest.mark.docs
+
+EXAMPLES = in_run_order(examples())
+BY_NAME = {example.name: example for example in EXAMPLES}
+STEP_CAP, BATCH_CAP, ROWS_CAP, DOCUMENTS_CAP = 2, 8, 40, 8
+
+
+@pytest.fixture(scope="module")
+def tier(tmp_path_factory):
+    """The folders examples run in, the Python names each one left, and the stand-ins listed above."""
+    from st_contrastive.default_model import default_model
+
+    root = tmp_path_factory.mktemp("docs-examples")
+    cache = root / "hf-cache"
+    hub_model(cache, "sentence-transformers/all-MiniLM-L6-v2", Path(default_model()))
+    hub_model(cache, "johngiorgi/declutr-small", tiny_masked_lm(root / "tiny-masked-lm", Path(default_model())))
+    uploads = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(cache))
+        patch.setattr("huggingface_hub.HfApi.create_repo", lambda self, repo_id, **_: SimpleNamespace(repo_id=repo_id))
+        patch.setattr("huggingface_hub.HfApi.upload_folder", lambda self, repo_id, folder_path, **_: uploads.append(
+            repo_id) or SimpleNamespace(commit_url=f"https://huggingface.co/{repo_id}/commit/0"))
+        cap_python_examples(patch)
+        yield SimpleNamespace(root=root, folders={}, names={}, uploads=uploads, model=default_model())
+
+
+def hub_model(cache: Path, repo_id: str, folder: Path) -> None:
+    """``folder`` as the one snapshot of ``repo_id`` in a Hugging Face cache (refs/main names it)."""
+    repo = cache / f"models--{repo_id.replace('/', '--')}"
+    snapshot = repo / "snapshots" / ("0" * 40)
+    shutil.copytree(folder, snapshot, symlinks=False)
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text("0" * 40)
+
+
+def tiny_masked_lm(folder: Path, tokenizer_source: Path) -> Path:
+    """A one-layer BertForMaskedLM with random weights and all-MiniLM-L6-v2's tokenizer: what `convert` reads."""
+    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
+
+    tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_source))
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=512)
+    BertForMaskedLM(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def cap_python_examples(patch: pytest.MonkeyPatch) -> None:
+    """The caps of the command lines, where a Python block meets them: trainer steps and batch, corpus and NLI
+    rows, evaluation rows."""
+    from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
+
+    from st_contrastive import data, evaluation
+
+    init = SentenceTransformerTrainingArguments.__init__
+
+    def capped_init(self, *args, **kwargs):
+        kwargs["max_steps"] = STEP_CAP
+        kwargs["per_device_train_batch_size"] = min(kwargs.get("per_device_train_batch_size", 8), BATCH_CAP)
+        init(self, *args, **kwargs)
+
+    patch.setattr(SentenceTransformerTrainingArguments, "__init__", capped_init)
+    for name, option in (("load_corpus", "limit"), ("load_documents", "limit"), ("load_nli", "max_rows")):
+        patch.setattr(data, name, capped(getattr(data, name), option, DOCUMENTS_CAP if option == "limit" else 64))
+    patch.setattr(evaluation, "evaluate_model", capped(evaluation.evaluate_model, "max_rows", ROWS_CAP))
+
+
+def capped(function, option: str, cap: int):
+    """``function`` with its argument ``option`` (given by keyword or position) at most ``cap``."""
+    signature = inspect.signature(function)
+
+    def call(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.arguments[option] = min(bound.arguments.get(option) or cap, cap)
+        return function(*bound.args, **bound.kwargs)
+
+    return call
+
+
+def prepare_folder(folder: Path, sources: list[Path]) -> None:
+    """``folder`` holding what the ``sources`` folders wrote: their entries linked, ``runs/`` merged one level down."""
+    folder.mkdir(parents=True)
+    for source in sources:
+        for entry in source.iterdir():
+            if entry.name == "runs":
+                (folder / "runs").mkdir(exist_ok=True)
+                for run in entry.iterdir():
+                    if not (folder / "runs" / run.name).exists():
+                        (folder / "runs" / run.name).symlink_to(run.resolve())
+            elif not (folder / entry.name).exists():
+                (folder / entry.name).symlink_to(entry.resolve())
+
+
+# Examples that need one another go to one worker, so each runs once; unrelated ones run beside them.
+@pytest.mark.parametrize("example", [pytest.param(example, marks=pytest.mark.xdist_group(group))
+                                     for example, group in zip(EXAMPLES, groups(EXAMPLES))],
+                         ids=[example.name for example in EXAMPLES])
+def test_example_runs_as_written(example: Example, tier, monkeypatch):
+    run_example(example, tier, monkeypatch)
+
+
+def run_example(example: Example, tier, monkeypatch) -> None:
+    """Run ``example`` in its folder, after the examples it needs (each once per process, whatever the order)."""
+    if example.name in tier.folders:
+        return
+    needed = [BY_NAME[name] for name in [*example.after, example.options.get("continues", "")] if name]
+    for other in needed:
+        run_example(other, tier, monkeypatch)
+    continues = example.options.get("continues")
+    if continues:
+        folder, names = tier.folders[continues], dict(tier.names[continues])
+    else:
+        folder, names = tier.root / f"example-{len(tier.folders)}", {"__name__": "__docs_example__"}
+        prepare_folder(folder, [tier.folders[name] for name in example.after])
+    tier.folders[example.name] = folder
+    monkeypatch.chdir(folder)
+    if example.language == "python":
+        exec(compile(example.code, f"{example.path.name}:{example.line}", "exec"), names)  # noqa: S102 (the point)
+        tier.names[example.name] = names
+        return
+    for k, argv in enumerate(commands(example.code)):
+        if "alternatives" in example.options:  # each alternative from the block's starting folder
+            where = tier.root / f"{folder.name}-alternative-{k}"
+            prepare_folder(where, [folder])
+            monkeypatch.chdir(where)
+        run_command(argv, tier)
+
+
+def run_command(argv: list[str], tier) -> None:
+    program = argv[0]
+    if program == "st-contrastive":
+        return run_cli(argv[1:], tier)
+    if program == "torchrun":
+        from torch.distributed.run import get_args_parser
+
+        launch = get_args_parser().parse_args(argv[1:])
+        assert launch.module and launch.training_script == "st_contrastive.cli", argv
+        return run_cli(launch.training_script_args, tier)
+    if argv[:2] == ["accelerate", "launch"]:
+        from accelerate.commands.launch import launch_command_parser
+
+        launch = launch_command_parser().parse_args(argv[2:])
+        assert launch.module and launch.training_script == "st_contrastive.cli", argv
+        return run_cli(launch.training_script_args, tier)
+    if argv[:2] == ["python", "-c"]:
+        return exec(argv[2], {"__name__": "__main__"})  # noqa: S102
+    if argv[:2] == ["make", "main"]:  # the command `make main` runs, shrunk like any other
+        printed = subprocess.run(["make", "-n", "-B", *argv[1:]], cwd=ROOT, capture_output=True, text=True, check=True)
+        (line,) = [line for line in commands(printed.stdout) if line[0].endswith("bin/st-contrastive")]
+        return run_cli(line[1:], tier)
+    if program == "make":  # every other target is a CI step or a tool of its own: it must exist
+        subprocess.run(["make", "-n", *argv[1:]], cwd=ROOT, capture_output=True, check=True)
+        return None
+    pytest.fail(f"the docs run {program!r}, which this tier does not know how to run: {' '.join(argv)}")
+
+
+def run_cli(argv: list[str], tier) -> None:
+    from st_contrastive.cli import main
+
+    if argv[0] == "active" and "--resume" in argv:  # the person labels the last round's queries first
+        answer_queries(Path(argv[argv.index("--resume") + 1]))
+    for word in argv:
+        if word == "my_texts.csv" and not Path(word).exists():
+            write_support_csv(Path(word), labelled_per_class=2)
+    try:
+        main(shrink(argv, tier.model))
+    except SystemExit as exit_:
+        if exit_.code not in (0, None):
+            pytest.fail(f"st-contrastive {' '.join(argv)} exited {exit_.code}: {exit_}")
+
+
+def answer_queries(run: Path) -> None:
+    """The person: the latest queries file of each arm labelled with the gold labels of the user's file."""
+    gold = {text: label for label, texts in SUPPORT.items() for text in texts}
+    for arm in run.glob("arms/*"):
+        fill(max(arm.glob("queries-round-*.csv")), gold)
