@@ -55,9 +55,9 @@ test-fast: install
 	$(PYTHON) -m pytest -q -m "not slow and not distributed"
 
 # The docs-example tier: every bash and python block of README.md and docs/ runs, shrunk to a few steps and rows
-# (tests/docs_examples.py says how). Examples that need what another wrote run in order on one worker.
+# (tests/docs_examples.py says how), on one pytest-xdist worker per core; an example runs after those it needs.
 test-docs: install
-	$(PYTHON) -m pytest -q -m docs --dist loadgroup tests/test_docs_examples.py
+	$(PYTHON) -m pytest -q -m docs --dist load tests/test_docs_examples.py
 
 # Every benchmark, one table of ratios measured in the same run (benchmarks/results/all.json).
 bench: install

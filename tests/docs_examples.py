@@ -128,18 +128,6 @@ def in_run_order(found: list[Example]) -> list[Example]:
     return ordered
 
 
-def groups(ordered: list[Example]) -> list[str]:
-    """For each example, the name of the first example of the set it runs with (linked by after and continues)."""
-    leader = {}
-    for example in ordered:
-        linked = [leader[name] for name in [*example.after, example.options.get("continues", "")] if name]
-        leader[example.name] = linked[0] if linked else example.name
-        for other, value in leader.items():  # an example that links two sets joins them
-            if value in linked:
-                leader[other] = leader[example.name]
-    return [leader[example.name] for example in ordered]
-
-
 def commands(code: str) -> list[list[str]]:
     """A bash block as argv lists: continuation lines joined, comments dropped, ``NAME="..."`` assignments of the
     block expanded where ``$NAME`` is used."""

@@ -21,7 +21,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from docs_examples import ROOT, Example, commands, examples, groups, in_run_order, shrink
+from docs_examples import ROOT, Example, commands, examples, in_run_order, shrink
 from support_tickets import SUPPORT, fill, write_support_csv
 
 pytestmark = pytest.mark.docs
@@ -117,16 +117,14 @@ def prepare_folder(folder: Path, sources: list[Path]) -> None:
                 (folder / entry.name).symlink_to(entry.resolve())
 
 
-# Examples that need one another go to one worker, so each runs once; unrelated ones run beside them.
-@pytest.mark.parametrize("example", [pytest.param(example, marks=pytest.mark.xdist_group(group))
-                                     for example, group in zip(EXAMPLES, groups(EXAMPLES))],
-                         ids=[example.name for example in EXAMPLES])
+@pytest.mark.parametrize("example", EXAMPLES, ids=[example.name for example in EXAMPLES])
 def test_example_runs_as_written(example: Example, tier, monkeypatch):
     run_example(example, tier, monkeypatch)
 
 
 def run_example(example: Example, tier, monkeypatch) -> None:
-    """Run ``example`` in its folder, after the examples it needs (each once per process, whatever the order)."""
+    """Run ``example`` in its folder, after the examples it needs: each once per process, whichever worker the
+    tests land on (an example another worker needs too runs there again)."""
     if example.name in tier.folders:
         return
     needed = [BY_NAME[name] for name in [*example.after, example.options.get("continues", "")] if name]
