@@ -186,11 +186,16 @@ def run_cli(argv: list[str], tier) -> None:
     for word in argv:
         if word == "my_texts.csv" and not Path(word).exists():
             write_support_csv(Path(word), labelled_per_class=2)
+    uploads = len(tier.uploads)
     try:
         main(shrink(argv, tier.model))
     except SystemExit as exit_:
         if exit_.code not in (0, None):
             pytest.fail(f"st-contrastive {' '.join(argv)} exited {exit_.code}: {exit_}")
+    # A publishing line reaches the upload (active publishes only once its budget is reached).
+    publishing = (argv[0] == "push" and not {"--dry-run", "--help"} & set(argv)) or "--push-to-hub" in argv
+    if publishing and argv[0] != "active":
+        assert len(tier.uploads) == uploads + 1, f"st-contrastive {' '.join(argv)} uploaded nothing"
 
 
 def answer_queries(run: Path) -> None:
