@@ -55,9 +55,10 @@ test-fast: install
 	$(PYTHON) -m pytest -q -m "not slow and not distributed"
 
 # The docs-example tier: every bash and python block of README.md and docs/ runs, shrunk to a few steps and rows
-# (tests/docs_examples.py says how), on one pytest-xdist worker per core; an example runs after those it needs.
+# (tests/docs_examples.py says how). A chain of examples that need one another is one test; chains run on one
+# pytest-xdist worker per core, a worker that runs out taking over the other's.
 test-docs: install
-	$(PYTHON) -m pytest -q -m docs --dist load tests/test_docs_examples.py
+	$(PYTHON) -m pytest -q -m docs --dist worksteal tests/test_docs_examples.py
 
 # Every benchmark, one table of ratios measured in the same run (benchmarks/results/all.json).
 bench: install

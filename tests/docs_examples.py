@@ -43,8 +43,9 @@ CAPS: dict[str, dict[str, int]] = {
                      "--hidden-size": 64, "--num-layers": 1, "--num-heads": 2, "--eval-blocks": 4, "--save-steps": 2},
     "multiview": {"--max-steps": 2, "--batch-size": 40, "--max-documents": 2, "--max-sentences": 200,
                   "--eval-max-rows": 40, "--dim": 32, "--word-dim": 32, "--vocabulary-size": 2000},
-    # 1 % of 600 rows is 6 labels (SetFit needs two of one class for a positive pair); two rounds at most
-    "active": {"--seeds": 1, "--pool-size": 600, "--budget": 0.02, "--test-size": 40, "--epochs": 1, "--min-steps": 2},
+    # 1 % of 600 rows is 6 labels (SetFit needs two of one class for a positive pair). One round of the simulated
+    # oracle; a person's file (12 unlabelled rows) still gets a round of queries, so acquisition runs too.
+    "active": {"--seeds": 1, "--pool-size": 600, "--budget": 0.01, "--test-size": 40, "--epochs": 1, "--min-steps": 2},
     "evaluate": {"--max-rows": 40},
     "parse": {"--limit-documents": 2},
 }
@@ -67,6 +68,10 @@ class Example:
     @property
     def after(self) -> list[str]:
         return [name for name in self.options.get("after", "").split(",") if name]
+
+    @property
+    def needs(self) -> list[str]:
+        return [*self.after, *[name for name in [self.options.get("continues")] if name]]
 
 
 def documents() -> list[Path]:
@@ -94,7 +99,7 @@ def examples(paths: list[Path] | None = None) -> list[Example]:
             number = end + 1
     names = [example.name for example in found]
     for example in found:
-        unknown = [name for name in [*example.after, example.options.get("continues", "")] if name and name not in names]
+        unknown = [name for name in example.needs if name not in names]
         if unknown:
             raise ValueError(f"{example.name}: refers to no example named {', '.join(unknown)}")
     return found
@@ -117,15 +122,33 @@ def in_run_order(found: list[Example]) -> list[Example]:
     def place(example: Example) -> None:
         if example.name in placed:
             return
-        for name in [*example.after, example.options.get("continues", "")]:
-            if name:
-                place(by_name[name])
+        for name in example.needs:
+            place(by_name[name])
         placed.add(example.name)
         ordered.append(example)
 
     for example in found:
         place(example)
     return ordered
+
+
+def chains(found: list[Example]) -> list[list[Example]]:
+    """The examples in sets that run together, each set in run order: an example, those it needs and those that
+    need it. Sets come in the order of their first example."""
+    leader = {example.name: example.name for example in found}
+
+    def root(name: str) -> str:
+        while leader[name] != name:
+            name = leader[name]
+        return name
+
+    for example in found:
+        for name in example.needs:
+            leader[root(name)] = root(example.name)
+    sets: dict[str, list[Example]] = {}
+    for example in in_run_order(found):
+        sets.setdefault(root(example.name), []).append(example)
+    return list(sets.values())
 
 
 def commands(code: str) -> list[list[str]]:

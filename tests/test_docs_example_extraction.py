@@ -1,7 +1,7 @@
 """How the docs-example tier reads the docs: blocks and their markup, commands, caps (the tier itself runs them)."""
 
 import pytest
-from docs_examples import commands, examples, in_run_order, shrink
+from docs_examples import chains, commands, examples, in_run_order, shrink
 
 
 def test_caps_lower_or_append_steps_and_sizes_and_never_raise_them():
@@ -31,6 +31,8 @@ def test_examples_run_after_the_ones_they_name(tmp_path):
     assert [example.language for example in found] == ["python", "bash", "python"]
     ordered = in_run_order(found)
     assert [example.code for example in ordered] == ["st-contrastive pretrain-mlm", "use()", "alone()"]
+    assert [[example.code for example in chain] for chain in chains(found)] == [
+        ["st-contrastive pretrain-mlm", "use()"], ["alone()"]]
 
 
 def test_markup_naming_no_example_is_an_error(tmp_path):

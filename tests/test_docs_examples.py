@@ -21,13 +21,12 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from docs_examples import ROOT, Example, commands, examples, in_run_order, shrink
+from docs_examples import ROOT, Example, chains, commands, examples, shrink
 from support_tickets import SUPPORT, fill, write_support_csv
 
 pytestmark = pytest.mark.docs
 
-EXAMPLES = in_run_order(examples())
-BY_NAME = {example.name: example for example in EXAMPLES}
+CHAINS = chains(examples())
 STEP_CAP, BATCH_CAP, ROWS_CAP, DOCUMENTS_CAP = 2, 8, 40, 8
 
 
@@ -117,19 +116,18 @@ def prepare_folder(folder: Path, sources: list[Path]) -> None:
                 (folder / entry.name).symlink_to(entry.resolve())
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=[example.name for example in EXAMPLES])
-def test_example_runs_as_written(example: Example, tier, monkeypatch):
-    run_example(example, tier, monkeypatch)
+# An example runs in the same test as the examples it needs and those that need it, so each runs once and a
+# chain stays on one pytest-xdist worker; unrelated chains run beside it.
+@pytest.mark.parametrize("chain", CHAINS, ids=[chain[0].name for chain in CHAINS])
+def test_examples_run_as_written(chain: list[Example], tier, monkeypatch):
+    for example in chain:
+        print(f"--- {example.name}: {example.path.name} line {example.line}")  # shown with a failure
+        run_example(example, tier, monkeypatch)
 
 
 def run_example(example: Example, tier, monkeypatch) -> None:
-    """Run ``example`` in its folder, after the examples it needs: each once per process, whichever worker the
-    tests land on (an example another worker needs too runs there again)."""
-    if example.name in tier.folders:
-        return
-    needed = [BY_NAME[name] for name in [*example.after, example.options.get("continues", "")] if name]
-    for other in needed:
-        run_example(other, tier, monkeypatch)
+    """Run ``example`` in its folder: a new one holding what the examples it comes after wrote, or the folder and
+    the Python names of the block it continues."""
     continues = example.options.get("continues")
     if continues:
         folder, names = tier.folders[continues], dict(tier.names[continues])
