@@ -218,6 +218,18 @@ def test_setfit_reference_and_siamese_arms_train_on_the_same_labelled_sets(datas
     assert names == {"siamese": "CosineSimilarityLoss", "supcon-ce": "SCALeLoss"}
 
 
+def test_setfit_without_a_positive_pair_fits_its_head_alone(base_model, tmp_path, caplog):
+    """Three labelled rows of three classes: SetFit's own sampler raises IndexError; the arm fits the head only."""
+    from st_contrastive.active.setfit_reference import train_setfit
+
+    texts = ["What is a cat", "Who wrote Hamlet", "Where is Paris"]
+    with caplog.at_level("WARNING"):
+        model = train_setfit(base_model, texts, [0, 1, 2], ["desc", "hum", "loc"], tmp_path / "setfit", seed=0, steps=4)
+    assert model.steps == 0 and "no two of the 3 labelled rows share a label" in caplog.text
+    proba = model.proba(texts)  # the head saw all three classes
+    assert proba.shape == (3, 3) and np.allclose(proba.sum(axis=1), 1) and (proba > 0).all()
+
+
 def test_siamese_pairs_follow_the_labels():
     labels = [0, 0, 1, 1, 1, 2]  # class 2 has one sentence: no same-label partner for it
     first, second, targets = siamese_pairs(labels, repeats=3, seed=0)

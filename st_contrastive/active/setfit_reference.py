@@ -4,6 +4,7 @@ else SetFit's default; ``setfit-defaults`` is SetFit as its documentation runs i
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +13,8 @@ import numpy as np
 # SetFit's documented setting and its default before 1.0 (the SetFit paper's). setfit 1.x leaves num_iterations
 # unset and draws every pair of the labelled set ("oversampling"): ~40,000 pairs, 2,500 steps, at 225 labels.
 SETFIT_PAIR_ITERATIONS = 20
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -68,6 +71,14 @@ def train_setfit(base_model: str, texts: list[str], labels: list[int], label_nam
         args = TrainingArguments(batch_size=batch_size, max_steps=steps, **common)
     trainer = Trainer(model=model, args=args, train_dataset=Dataset.from_dict({"text": texts, "label": labels}))
     start = time.perf_counter()
-    trainer.train()
-    return SetFitRoundModel(model, len(label_names), steps=trainer.st_trainer.state.global_step,
-                            optimisation_seconds=time.perf_counter() - start)
+    if len(set(labels)) == len(labels):
+        # SetFit's body learns from pairs of rows that share a label; with none its pair sampler raises IndexError
+        # (setfit 1.2.0, sampler.get_positive_pairs). Nothing is there for the body to learn: fit the head alone.
+        logger.warning("SetFit: no two of the %d labelled rows share a label, so there is no positive pair to train "
+                       "its body on; this round fits its head on the base's embeddings", len(labels))
+        trainer.train_classifier(texts, labels)
+        steps = 0
+    else:
+        trainer.train()
+        steps = trainer.st_trainer.state.global_step
+    return SetFitRoundModel(model, len(label_names), steps=steps, optimisation_seconds=time.perf_counter() - start)
