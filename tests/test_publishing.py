@@ -21,7 +21,7 @@ REPO = "someone/tiny-supcon"
 @pytest.fixture(scope="module")
 def supcon_run(tmp_path_factory, tiny_mlm_dir):
     output = tmp_path_factory.mktemp("run") / "supcon"
-    supcon_main(["--model", tiny_mlm_dir, "--train", "snli-dev", "--max-pairs", "48", "--max-steps", "2",
+    supcon_main(["--model", tiny_mlm_dir, "--dataset", "snli-dev", "--max-rows", "48", "--max-steps", "2",
                  "--batch-size", "12", "--save-steps", "2", "--eval-tasks", "stsb-test", "--eval-max-rows", "40",
                  "--output", str(output)])
     return output
@@ -30,7 +30,7 @@ def supcon_run(tmp_path_factory, tiny_mlm_dir):
 def test_card_states_method_loss_data_scores_and_citation(supcon_run):
     results = json.loads((supcon_run / "results.json").read_text())
     card = model_card(supcon_run, REPO)
-    assert card.startswith("---\nlibrary_name: sentence-transformers\n")
+    assert card.startswith("---\n") and "\nlibrary_name: sentence-transformers\n" in card.split("\n---\n")[0]
     assert "- loss:NLISupConLoss" in card and "supervised contrastive learning + cross-entropy on NLI" in card
     assert '"supcon_weight": 0.3' in card and '"temperature": 1.0' in card
     assert "48 NLI pairs of `snli-dev`" in card

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from st_contrastive.evaluation.protocol import averages, main_score
+from st_contrastive.publishing.card_metadata import DATA_KEYS, card_metadata
 
 SIMCSE_CITATION = """
 @inproceedings{gao-etal-2021-simcse,
@@ -76,17 +77,18 @@ def needs_remote_code(model_dir: str | Path) -> bool:
 def training_data(results: dict) -> str:
     """What the run trained on, in words, from its config."""
     config = results.get("config", {})
+    source = next((config[key] for key in DATA_KEYS if config.get(key)), "?")
     if "documents_used" in config:
-        return f"{config['documents_used']:,} documents of `{config['documents']}` (spans sampled afresh every batch)"
+        return f"{config['documents_used']:,} documents of `{source}` (spans sampled afresh every batch)"
     if "pairs" in config:
-        return f"{config['pairs']:,} NLI pairs of `{config['train']}`"
-    if "sentences" in config and "documents" in config:
-        return f"{config['sentences']:,} sentences cut from `{config['documents']}`"
+        return f"{config['pairs']:,} NLI pairs of `{source}`"
     if "labelled" in config:
-        return (f"{config['labelled']:,} labelled rows of `{config['dataset']}` (of a {config['pool']:,}-row pool), "
+        return (f"{config['labelled']:,} labelled rows of `{source}` (of a {config['pool']:,}-row pool), "
                 f"chosen by {config['acquisition']} acquisition over {config['rounds']} rounds")
     if "parsed_corpus" in config:
         return f"{config['sentences']:,} parsed sentences of `{config['parsed_corpus']}` in reading order"
+    if "sentences" in config:
+        return f"{config['sentences']:,} sentences cut from `{source}`"
     return "see `results.json`"
 
 
@@ -110,12 +112,17 @@ def evaluation_table(results: dict) -> str:
     return "\n".join(lines)
 
 
-def is_hub_id(model: str) -> bool:
-    return bool(model) and not Path(model).exists() and model.count("/") == 1 and " " not in model
+def model_id(model_dir: Path, results: dict, repo_id: str | None) -> str:
+    """What the card's usage example loads: the Hub repository it is published as (``push``, ``--push-to-hub``),
+    else the run folder, which loads as it is (never sentence-transformers' ``sentence_transformers_model_id``
+    placeholder: ``hf upload`` would publish it as such)."""
+    return repo_id or results.get("config", {}).get("push_to_hub") or str(model_dir)
 
 
-def model_card(model_dir: str | Path, repo_id: str) -> str:
-    """The README.md of ``model_dir`` (a run folder with ``results.json``) published as ``repo_id``."""
+def model_card(model_dir: str | Path, repo_id: str | None = None) -> str:
+    """The README.md of ``model_dir`` (a run folder with ``results.json``), published as ``repo_id`` if given."""
+    from huggingface_hub import ModelCard
+
     model_dir = Path(model_dir)
     results = json.loads((model_dir / "results.json").read_text())
     method = METHODS.get(results.get("method", ""))
@@ -133,15 +140,13 @@ def model_card(model_dir: str | Path, repo_id: str) -> str:
     loss_name = train.get("loss_name", method.loss)  # an active-learning baseline arm trains with another loss
     tags = ["sentence-transformers", "sentence-similarity", "feature-extraction", "st-contrastive",
             results["method"], f"loss:{loss_name}"]
-    front = ["---", "library_name: sentence-transformers", "pipeline_tag: sentence-similarity", "tags:",
-             *[f"- {tag}" for tag in tags]]
-    if is_hub_id(base):
-        front.append(f"base_model: {base}")
-    front.append("---")
-    load = f'SentenceTransformer("{repo_id}"' + (", trust_remote_code=True)" if remote else ")")
+    name = model_id(model_dir, results, repo_id)
+    title = name.split("/")[-1] if repo_id or config.get("push_to_hub") else results.get("name", model_dir.name)
+    metadata = card_metadata(results, title, tags)
+    load = f'SentenceTransformer("{name}"' + (", trust_remote_code=True)" if remote else ")")
     labels = results.get("labels")  # an active-learning model: its classifier head is in classifier/
     head = ["", "from st_contrastive.models import LabelClassifier", "",
-            f'head = LabelClassifier.load("{repo_id}", subfolder="classifier")',
+            f'head = LabelClassifier.load("{name}", subfolder="classifier")',
             f"print(head.predict(embeddings))  # one of {labels}"] if labels else []
     install = ("pip install st-contrastive sentence-transformers" if remote or labels
                else "pip install sentence-transformers")
@@ -149,9 +154,9 @@ def model_card(model_dir: str | Path, repo_id: str) -> str:
                    "with the plugin installed and `trust_remote_code=True`.\n" if remote else "")
     world = train.get("world_size", 1)
     batch = training.get("batch_size")
+    base_line = f"[{metadata.base_model}](https://huggingface.co/{metadata.base_model})" if metadata.base_model else ""
     lines = [
-        *front, "",
-        f"# {repo_id.split('/')[-1]}", "",
+        f"# {title}", "",
         (f"A sentence embedding model trained with **{method.name}** ({method.paper}) by st-contrastive, a "
          "sentence-transformers plugin (`pip install st-contrastive`)."), remote_note,
         "## Usage", "", "```bash", install, "```", "", "```python", "from sentence_transformers import SentenceTransformer",
@@ -159,7 +164,7 @@ def model_card(model_dir: str | Path, repo_id: str) -> str:
         "print(model.similarity(embeddings, embeddings))", *head, "```", "",
         "## Training", "",
         f"- **Method:** {method.name}, {method.paper}",
-        f"- **Base model:** `{base}`",
+        f"- **Base model:** {base_line or f'`{base}`' if base else 'none: trained from scratch'}",
         f"- **Loss:** `{loss_name}` with `{json.dumps(loss_config, sort_keys=True, default=str)}`",
         f"- **Training data:** {training_data(results)}",
         f"- **Steps:** {train.get('steps', '?')}" + (f", batch {batch} per process × {world} process(es)" if batch else "")
@@ -170,4 +175,12 @@ def model_card(model_dir: str | Path, repo_id: str) -> str:
         evaluation_table(results), "",
         "## Citation", "", "```bibtex", method.citation, "", SBERT_CITATION, "```", "",
     ]
-    return "\n".join(lines)
+    return str(ModelCard(f"---\n{metadata.to_yaml()}\n---\n\n" + "\n".join(lines)))
+
+
+def write_model_card(model_dir: str | Path, repo_id: str | None = None) -> Path:
+    """Write the card of the run in ``model_dir`` as its README.md, replacing sentence-transformers' generic one;
+    the same card is what ``st-contrastive push`` uploads."""
+    path = Path(model_dir) / "README.md"
+    path.write_text(model_card(model_dir, repo_id), encoding="utf-8")
+    return path

@@ -6,7 +6,7 @@ import re
 import shutil
 from pathlib import Path
 
-from st_contrastive.publishing.model_card import model_card, needs_remote_code
+from st_contrastive.publishing.model_card import needs_remote_code, write_model_card
 
 UPLOAD_FOLDER = "hub-upload"
 # Not published: trainer checkpoints (optimizer states), the MLM head's warm-up run, the *ForMaskedLM copy kept to
@@ -22,16 +22,17 @@ def check_repo_id(repo_id: str, option: str = "--repo-id") -> None:
 
 
 def prepare_upload(run_dir: str | Path, repo_id: str) -> Path:
-    """Copy what is published of ``run_dir`` into ``run_dir/hub-upload`` with the model card as README.md."""
+    """Copy what is published of ``run_dir`` into ``run_dir/hub-upload``. Its README.md is the run's own card
+    (written with the run), rewritten first by the same code so that it names ``repo_id`` and the current
+    ``results.json``: the folder and the Hub then hold the same card."""
     run_dir = Path(run_dir)
     for needed, why in (("modules.json", "a saved SentenceTransformer"), ("results.json", "a finished run")):
         if not (run_dir / needed).exists():
             raise FileNotFoundError(f"{run_dir} has no {needed}: publish {why} (the --output folder of a recipe)")
-    card = model_card(run_dir, repo_id)  # before copying: a run without a card fails with nothing written
+    write_model_card(run_dir, repo_id)  # before copying: a run without a card fails with nothing copied
     folder = run_dir / UPLOAD_FOLDER
     shutil.rmtree(folder, ignore_errors=True)
     shutil.copytree(run_dir, folder, ignore=shutil.ignore_patterns(*LEFT_OUT))
-    (folder / "README.md").write_text(card)
     return folder
 
 
