@@ -3,23 +3,41 @@
 from __future__ import annotations
 
 import json
+import logging
 import textwrap
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
 from st_contrastive.evaluation.protocol import averages, main_score
+from st_contrastive.extras import MissingExtra, require_extra
+from st_contrastive.publishing.model_card import write_model_card
+
+logger = logging.getLogger(__name__)
 
 
-def plot_training_curves(log_history: list[dict], path: str | Path, title: str = "") -> Path | None:
-    """Plot every logged loss term (``loss`` and components such as ``contrastive``, ``mlm``) per step."""
+def pyplot_or_none(path: str | Path) -> ModuleType | None:
+    """matplotlib's pyplot, drawing off-screen; None, with a warning that ``path`` is not drawn, without the
+    ``plots`` extra. A figure is a by-product of a run: its absence must not fail the run."""
+    try:
+        require_extra("matplotlib", "plots")
+    except MissingExtra as missing:
+        logger.warning("%s not drawn: %s", path, missing)
+        return None
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def plot_training_curves(log_history: list[dict], path: str | Path, title: str = "") -> Path | None:
+    """Plot every logged loss term (``loss`` and components such as ``contrastive``, ``mlm``) per step."""
     rows = [row for row in log_history if "loss" in row and "step" in row]
-    if not rows:
+    plt = pyplot_or_none(path) if rows else None
+    if plt is None:
         return None
     terms = [key for key in rows[0] if key not in {"step", "epoch", "learning_rate", "grad_norm"}]
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -49,13 +67,9 @@ def eval_curves(log_history: list[dict]) -> dict[str, list[list[float]]]:
 
 def plot_eval_curves(curves_by_run: dict[str, dict[str, list]], path: str | Path, title: str = "") -> Path | None:
     """One line per run and evaluator: the score logged during training against the step."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     lines = [(f"{run} {name}".strip(), points) for run, curves in curves_by_run.items() for name, points in curves.items()]
-    if not lines:
+    plt = pyplot_or_none(path) if lines else None
+    if plt is None:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
     for label, points in lines:
@@ -71,8 +85,8 @@ def plot_eval_curves(curves_by_run: dict[str, dict[str, list]], path: str | Path
 
 
 def write_run_results(output: str | Path, results: dict, run) -> dict:
-    """Write a training run's ``results.json`` and ``training_curves.png`` into its checkpoint folder, and print
-    the before/after table and where everything went. ``run`` is the :class:`~st_contrastive.training.TrainResult`.
+    """Write a training run's ``results.json``, its model card (README.md) and ``training_curves.png`` into its
+    checkpoint folder, and print the before/after table and where everything went. ``run`` is the :class:`~st_contrastive.training.TrainResult`.
     Scores an evaluator logged during training go into ``results["eval_curves"]`` and ``eval_curves.png``."""
     output = Path(output)
     curves = eval_curves(run.log_history)
@@ -81,6 +95,7 @@ def write_run_results(output: str | Path, results: dict, run) -> dict:
         plot_eval_curves({"": curves}, output / "eval_curves.png", title=output.name)
     path = output / "results.json"
     path.write_text(json.dumps(results, indent=2, default=str))
+    write_model_card(output)  # the method's card replaces sentence-transformers' generic README.md
     plot_training_curves(run.log_history, output / "training_curves.png", title=output.name)
     if results.get("after"):
         print(format_comparison(results.get("before", {}), results["after"]))

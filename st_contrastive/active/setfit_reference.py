@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from st_contrastive.extras import require_extra
+
 # SetFit's documented setting and its default before 1.0 (the SetFit paper's). setfit 1.x leaves num_iterations
 # unset and draws every pair of the labelled set ("oversampling"): ~40,000 pairs, 2,500 steps, at 225 labels.
 SETFIT_PAIR_ITERATIONS = 20
@@ -58,18 +60,18 @@ def train_setfit(base_model: str, texts: list[str], labels: list[int], label_nam
     import time
 
     from datasets import Dataset
-    from setfit import SetFitModel, Trainer, TrainingArguments
 
-    model = SetFitModel.from_pretrained(base_model)
+    setfit = require_extra("setfit", "active")
+    model = setfit.SetFitModel.from_pretrained(base_model)
     common = {"output_dir": str(output_dir), "seed": seed, "save_strategy": "no", "report_to": "none",
               "show_progress_bar": False}
     if steps is None:
-        args = TrainingArguments(num_iterations=SETFIT_PAIR_ITERATIONS, **common)
+        args = setfit.TrainingArguments(num_iterations=SETFIT_PAIR_ITERATIONS, **common)
     else:
         if max_seq_length:
             model.model_body.max_seq_length = min(max_seq_length, model.model_body.max_seq_length or max_seq_length)
-        args = TrainingArguments(batch_size=batch_size, max_steps=steps, **common)
-    trainer = Trainer(model=model, args=args, train_dataset=Dataset.from_dict({"text": texts, "label": labels}))
+        args = setfit.TrainingArguments(batch_size=batch_size, max_steps=steps, **common)
+    trainer = setfit.Trainer(model=model, args=args, train_dataset=Dataset.from_dict({"text": texts, "label": labels}))
     start = time.perf_counter()
     if len(set(labels)) == len(labels):
         # SetFit's body learns from pairs of rows that share a label; with none its pair sampler raises IndexError

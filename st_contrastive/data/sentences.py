@@ -6,6 +6,8 @@ import random
 
 from datasets import Dataset
 
+from st_contrastive.extras import require_extra
+
 
 def split_into_sentences(
     documents: Dataset, limit: int, seed: int = 0, min_words: int = 4, text_field: str = "text"
@@ -16,11 +18,7 @@ def split_into_sentences(
     documents are split until ``limit`` sentences are collected, then the sentences are shuffled, so that a batch
     mixes documents instead of holding consecutive sentences of one.
     """
-    try:
-        import spacy
-    except ImportError as error:
-        raise ImportError("Splitting documents into sentences needs spaCy: pip install 'st-contrastive[spacy]'") from error
-
+    spacy = require_extra("spacy", "parsing")
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
     nlp.max_length = max(nlp.max_length, max(len(text) for text in documents[text_field]) + 1)

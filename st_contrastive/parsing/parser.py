@@ -10,7 +10,7 @@ from __future__ import annotations
 from st_contrastive.parsing.head_projection import project_heads
 from st_contrastive.parsing.parsed_sentence import ParsedSentence
 
-SPACY_INSTALL = 'pip install "st-contrastive[spacy]"'
+SPACY_INSTALL = 'pip install "st-contrastive[parsing]"'
 STANZA_INSTALL = 'stanza.download("en") once, or pass stanza:DIR (a folder of stanza models)'
 
 

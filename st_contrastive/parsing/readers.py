@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from st_contrastive.extras import require_extra
 from st_contrastive.parsing.parsed_sentence import ParsedSentence, Tree
 
 
@@ -47,9 +48,8 @@ def from_stanza_sentence(sentence, sentence_id: str = "") -> ParsedSentence:
 def read_conllu(path: str | Path | None = None, text: str | None = None) -> list[ParsedSentence]:
     """Sentences of a CoNLL-U file (or string), multiword tokens split into their words. A sentence without a
     ``# sent_id`` gets its 1-based position as id; a malformed one is an error naming it."""
-    from stanza.utils.conll import CoNLL
-
-    document = CoNLL.conll2doc(input_file=str(path) if path is not None else None, input_str=text)
+    conll = require_extra("stanza.utils.conll", "parsing")
+    document = conll.CoNLL.conll2doc(input_file=str(path) if path is not None else None, input_str=text)
     sentences = []
     for number, sentence in enumerate(document.sentences, start=1):
         sentence_id = str(getattr(sentence, "sent_id", None) or number)
@@ -60,7 +60,6 @@ def read_conllu(path: str | Path | None = None, text: str | None = None) -> list
 def read_bracketed(path: str | Path | None = None, text: str | None = None) -> list[tuple[Tree | int, list[str],
                                                                                           list[str]]]:
     """Trees of a PTB-bracketed file (or string), one per top-level bracket: (tree, words, POS tags)."""
-    from stanza.models.constituency import tree_reader
-
+    tree_reader = require_extra("stanza.models.constituency.tree_reader", "parsing")
     trees = tree_reader.read_treebank(str(path)) if path is not None else tree_reader.read_trees(text)
     return [from_stanza_tree(tree) for tree in trees]

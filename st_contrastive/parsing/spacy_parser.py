@@ -1,4 +1,4 @@
-"""spaCy as a parser backend: real dependency parses offline (``pip install "st-contrastive[spacy]"``).
+"""spaCy as a parser backend: real dependency parses offline (``pip install "st-contrastive[parsing]"``).
 
 spaCy has no constituency parser: trees come from head projection of its dependency parse. POS tags are
 spaCy's universal tags (``token.pos_``); relations are its English labels (``token.dep_``, ClearNLP style:
@@ -7,6 +7,7 @@ spaCy's universal tags (``token.pos_``); relations are its English labels (``tok
 
 from __future__ import annotations
 
+from st_contrastive.extras import require_extra
 from st_contrastive.parsing.parsed_sentence import ParsedSentence
 from st_contrastive.parsing.parser import (
     SPACY_INSTALL,
@@ -36,10 +37,7 @@ class SpacyParser(Parser):
     has_constituency = False
 
     def __init__(self, model: str = DEFAULT_SPACY_MODEL, batch_size: int = 256, n_process: int = 1) -> None:
-        try:
-            import spacy
-        except ImportError as error:
-            raise ValueError(f"parser spacy:{model} needs spaCy: {SPACY_INSTALL}") from error
+        spacy = require_extra("spacy", "parsing")
         try:
             self.nlp = spacy.load(model, exclude=EXCLUDED_COMPONENTS)
         except OSError as error:  # E050: no package or folder of that name

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from st_contrastive.extras import require_extra
 from st_contrastive.parsing.parsed_sentence import ParsedSentence
 from st_contrastive.parsing.parser import (
     STANZA_INSTALL,
@@ -40,11 +41,8 @@ class StanzaParser(Parser):
 
     def __init__(self, model_dir: str | Path | None = None, processors: str = DEFAULT_PROCESSORS,
                  use_gpu: bool = False, pretokenized: bool = False, lang: str = "en", **pipeline_options) -> None:
-        try:
-            import stanza
-            from stanza.resources.common import DEFAULT_MODEL_DIR
-        except ImportError as error:
-            raise ValueError("parser stanza needs stanza: pip install stanza") from error
+        stanza = require_extra("stanza", "parsing")
+        from stanza.resources.common import DEFAULT_MODEL_DIR
         self.name = f"stanza:{model_dir}" if model_dir else "stanza"
         model_dir = Path(model_dir or DEFAULT_MODEL_DIR).expanduser()
         if not (model_dir / "resources.json").is_file():
