@@ -1,7 +1,8 @@
 """The examples of the README and the docs pages, as the docs-example tier runs them.
 
-Every ```bash and ```python block of the README and of ``docs/*.md`` is an example. An HTML comment on the line
-before a block, ``<!-- example: KEY[=VALUE] ... -->``, says how it relates to the others:
+Every ```bash and ```python block of the README and of ``docs/**/*.md`` is an example. An HTML comment on the line
+before a block, ``<!-- example: KEY[=VALUE] ... -->``, says how it relates to the others (names hold across files: a
+docs page may name an example of the README, and the other way round):
 
 - ``id=NAME``: a name other examples can refer to;
 - ``after=A,B``: it needs what examples A and B wrote (their run folders are linked into its folder);
@@ -30,27 +31,27 @@ PLACEHOLDERS = ("MODEL", "PATH")
 # Per sub-command: option -> largest value an example runs with. An option the command gives is lowered to the cap,
 # one it does not give is appended. These are sizes and steps only: what an example does stays what it says.
 TRAINING = {"--max-steps": 2, "--batch-size": 4, "--eval-max-rows": 40}
-DOCUMENTS = {"--max-documents": 8}
+DOCUMENTS = {"--max-rows": 8}
 CAPS: dict[str, dict[str, int]] = {
-    "declutr": TRAINING | DOCUMENTS | {"--max-length": 64, "--mini-batch-size": 2},
-    "declutr-ablation": TRAINING | DOCUMENTS | {"--max-length": 64},
+    "declutr": TRAINING | DOCUMENTS | {"--max-span-length": 64, "--mini-batch-size": 2},
+    "declutr-ablation": TRAINING | DOCUMENTS | {"--max-span-length": 64},
     "simcse": TRAINING | DOCUMENTS | {"--max-sentences": 64},
-    "supcon": TRAINING | {"--max-pairs": 64, "--batch-size": 16, "--mini-batch-size": 8},
-    "supcon-sweep": {"--max-steps": 2, "--batch-size": 16, "--max-pairs": 64, "--eval-max-rows": 40},
-    "chain": {"--declutr-steps": 2, "--supcon-steps": 2, "--batch-size": 4, "--eval-max-rows": 40, "--max-length": 64}
-    | DOCUMENTS,
-    "pretrain-mlm": {"--max-steps": 2, "--batch-size": 4, "--max-documents": 8, "--vocab-size": 2000,
+    "supcon": TRAINING | {"--max-rows": 64, "--batch-size": 16, "--mini-batch-size": 8},
+    "supcon-sweep": {"--max-steps": 2, "--batch-size": 16, "--max-rows": 64, "--eval-max-rows": 40},
+    "chain": {"--declutr-steps": 2, "--supcon-steps": 2, "--batch-size": 4, "--eval-max-rows": 40,
+              "--max-span-length": 64} | DOCUMENTS,
+    "pretrain-mlm": {"--max-steps": 2, "--batch-size": 4, "--max-rows": 8, "--vocab-size": 2000,
                      "--hidden-size": 64, "--num-layers": 1, "--num-heads": 2, "--eval-blocks": 4, "--save-steps": 2},
-    "multiview": {"--max-steps": 2, "--batch-size": 40, "--max-documents": 2, "--max-sentences": 200,
-                  "--eval-max-rows": 40, "--dim": 32, "--word-dim": 32, "--vocabulary-size": 2000},
+    "multiview": {"--max-steps": 2, "--batch-size": 40, "--max-rows": 2, "--max-sentences": 200,
+                  "--eval-max-rows": 40, "--dim": 32, "--word-dim": 32, "--vocab-size": 2000},
     # 1 % of 600 rows is 6 labels (SetFit needs two of one class for a positive pair). One round of the simulated
     # oracle; a person's file (12 unlabelled rows) still gets a round of queries, so acquisition runs too.
-    "active": {"--seeds": 1, "--pool-size": 600, "--budget": 0.01, "--test-size": 40, "--epochs": 1, "--min-steps": 2},
-    "evaluate": {"--max-rows": 40},
-    "parse": {"--limit-documents": 2},
+    "active": {"--num-seeds": 1, "--pool-size": 600, "--budget": 0.01, "--test-size": 40, "--epochs": 1, "--min-steps": 2},
+    "evaluate": {"--eval-max-rows": 40},
+    "parse": {"--max-rows": 2},
 }
 # Options whose cap stands only when the command already gives them (appending them would change what it does).
-ONLY_LOWERED = {"--mini-batch-size", "--max-length"}
+ONLY_LOWERED = {"--mini-batch-size", "--max-span-length"}
 
 
 @dataclass
@@ -98,6 +99,9 @@ def examples(paths: list[Path] | None = None) -> list[Example]:
                 raise ValueError(f"{path.name}:{number}: example markup on a ```{opening.group(1)} block")
             number = end + 1
     names = [example.name for example in found]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:  # names hold across files, so one page's id must not shadow another's
+        raise ValueError(f"more than one example is named {', '.join(repeated)}")
     for example in found:
         unknown = [name for name in example.needs if name not in names]
         if unknown:

@@ -7,13 +7,13 @@ from docs_examples import chains, commands, examples, in_run_order, shrink
 def test_caps_lower_or_append_steps_and_sizes_and_never_raise_them():
     argv = shrink(["declutr", "--max-steps", "150", "--batch-size", "2", "--eval-tasks", "stsb-dev"], "MINILM")
     assert argv[:6] == ["declutr", "--max-steps", "2", "--batch-size", "2", "--eval-tasks"]
-    assert argv[argv.index("--max-documents") + 1] == "8"  # not given: appended
-    assert "--max-length" not in argv and "--mini-batch-size" not in argv  # capped only where the command sets them
+    assert argv[argv.index("--max-rows") + 1] == "8"  # not given: appended
+    assert "--max-span-length" not in argv and "--mini-batch-size" not in argv  # capped only where the command sets them
     assert shrink(["multiview", "--max-steps", "0"], "M")[:3] == ["multiview", "--max-steps", "0"]  # the control
 
 
 def test_placeholders_name_the_default_model_and_help_runs_untouched():
-    assert shrink(["evaluate", "MODEL", "--tasks", "sts"], "/models/minilm")[1] == "/models/minilm"
+    assert shrink(["evaluate", "MODEL", "--eval-tasks", "sts"], "/models/minilm")[1] == "/models/minilm"
     assert shrink(["declutr", "--help"], "M") == ["declutr", "--help"]
 
 
@@ -46,3 +46,24 @@ def test_every_block_of_the_docs_is_found_with_valid_markup():
     found = examples()
     assert {example.language for example in found} == {"bash", "python"}
     assert len(found) >= 20
+
+
+def test_an_example_can_come_after_one_on_another_page(tmp_path):
+    """The README names an example of a docs page and the other way round: one chain, in run order."""
+    readme, page = tmp_path / "README.md", tmp_path / "page.md"
+    readme.write_text("<!-- example: id=quick-start -->\n```bash\nmake main\n```\n\n"
+                      "<!-- example: after=base -->\n```python\nuse_base()\n```\n")
+    page.write_text("<!-- example: after=quick-start -->\n```python\nuse_main()\n```\n\n"
+                    "<!-- example: id=base -->\n```bash\nst-contrastive pretrain-mlm\n```\n")
+    found = examples([readme, page])
+    assert [(example.path.name, example.name) for example in found if "id" in example.options] == [
+        ("README.md", "quick-start"), ("page.md", "base")]
+    assert [[example.code for example in chain] for chain in chains(found)] == [
+        ["make main", "use_main()"], ["st-contrastive pretrain-mlm", "use_base()"]]
+
+
+def test_two_examples_of_one_name_are_an_error_even_on_two_pages(tmp_path):
+    (tmp_path / "a.md").write_text("<!-- example: id=base -->\n```bash\nst-contrastive pretrain-mlm\n```\n")
+    (tmp_path / "b.md").write_text("<!-- example: id=base -->\n```python\nother()\n```\n")
+    with pytest.raises(ValueError, match="more than one example is named base"):
+        examples([tmp_path / "a.md", tmp_path / "b.md"])
