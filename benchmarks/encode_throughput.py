@@ -47,8 +47,8 @@ def main(argv: list[str] | None = None) -> dict:
     first, second, _ = load_sts("stsb", "train")
     sentences = (first + second)[: args.sentences]
     with tempfile.TemporaryDirectory() as folder:
-        declutr(["--model", base, "--documents", "wiki", "--max-documents", "8", "--max-steps", "2", "--batch-size",
-                 "2", "--max-length", "64", "--min-length", "16", "--eval-tasks", "--save-steps", "0",
+        declutr(["--model", base, "--dataset", "wiki", "--max-rows", "8", "--max-steps", "2", "--batch-size", "2",
+                 "--max-span-length", "64", "--min-span-length", "16", "--no-eval", "--save-steps", "0",
                  "--output", folder])
         trained = SentenceTransformer(folder, device="cpu")
         vanilla = SentenceTransformer(base, device="cpu")

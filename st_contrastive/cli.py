@@ -6,6 +6,7 @@ import os
 import shlex
 import sys
 
+from st_contrastive import options
 from st_contrastive.recipes import (
     chain,
     convert,
@@ -80,23 +81,23 @@ def resume_hint(command: str, argv: list[str], interrupted) -> str:
     """What to run to continue after Ctrl-C: ``argv`` without the options that would start over."""
     kept, skip = [], False
     for arg in argv:
-        if skip:
+        if skip and not arg.startswith("-"):  # the value of --resume-from-checkpoint (pretrain-mlm's may have none)
             skip = False
-        elif arg in ("--overwrite", "--rerun") or arg.startswith("--resume-from-checkpoint="):
             continue
-        elif arg in ("--resume-from-checkpoint", "--resume"):
-            skip = arg == "--resume-from-checkpoint"
-        else:
+        skip = arg in ("--resume-from-checkpoint", "--resume")
+        if not skip and arg not in ("--overwrite", "--rerun") and not arg.startswith("--resume-from-checkpoint="):
             kept.append(arg)
     if command == "active":
-        from st_contrastive.recipes.scale_active_learning import build_parser
+        from st_contrastive.recipes.scale_active_learning import ActiveCommand, build_parser
 
         args, _ = build_parser().parse_known_args(argv)
-        return f"st-contrastive active --resume {shlex.quote(args.resume or args.output)}"
+        run = options.config_from_args(ActiveCommand, args)
+        folder = run.resume_from_checkpoint or run.experiment.output
+        return f"st-contrastive active --resume-from-checkpoint {shlex.quote(folder)}"
     if command in RESUME_OPTION:
         kept += [RESUME_OPTION[command], str(interrupted.run)]
     elif command == "pretrain-mlm":
-        kept.append("--resume")
+        kept.append("--resume-from-checkpoint")
     line = shlex.join(["st-contrastive", command, *kept])
     return f"rerun {line} (finished runs are reused)" if command in RERUN_COMMANDS else line
 

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from huggingface_hub import ModelCard
 from sentence_transformers import SentenceTransformer
 from support_tickets import SUPPORT, fill, write_support_csv
 
@@ -59,7 +60,7 @@ def base_model(tiny_model, tmp_path):
 
 
 def config(dataset, model, output, **overrides) -> ActiveLearningConfig:
-    values = {"dataset": dataset, "model": model, "objectives": ["ce"], "acquisitions": ["entropy"], "seeds": 1,
+    values = {"dataset": dataset, "model": model, "objectives": ["ce"], "acquisitions": ["entropy"], "num_seeds": 1,
               "initial": 0.25, "step": 0.25, "budget": 0.75, "output": str(output),
               "training": RoundTraining(epochs=1, min_steps=2, batch_size=4)}
     return ActiveLearningConfig(**(values | overrides))
@@ -125,30 +126,38 @@ def test_bad_label_files_are_refused_naming_the_row_and_the_state_is_untouched(u
 
 def test_the_command_line_refuses_a_bad_label_file_in_one_line(unlabelled_csv, base_model, tmp_path, capsys):
     output = tmp_path / "run"
-    cli_main(["active", "--dataset", unlabelled_csv, "--model", base_model, "--objective", "ce", "--seeds", "1",
+    cli_main(["active", "--dataset", unlabelled_csv, "--model", base_model, "--objective", "ce", "--num-seeds", "1",
               "--oracle", "human", "--initial", "0.25", "--step", "0.25", "--budget", "0.5", "--output", str(output),
               "--epochs", "1", "--min-steps", "2", "--batch-size", "4"])
-    assert "st-contrastive active --resume" in capsys.readouterr().out
+    assert "st-contrastive active --resume-from-checkpoint" in capsys.readouterr().out
     fill(output / "arms" / "ce-entropy-seed0" / "queries-round-000.csv", GOLD,
          lambda rows: [rows[0] | {"label": "nope"}, *rows[1:]])
     with pytest.raises(SystemExit) as exit_info:
-        cli_main(["active", "--resume", str(output)])
+        cli_main(["active", "--resume-from-checkpoint", str(output)])
     assert str(exit_info.value).count("\n") == 0 and "line 2: unknown label 'nope'" in str(exit_info.value)
 
 
 def test_labelled_by_hand_then_published_with_its_head(unlabelled_csv, base_model, tmp_path, fake_hub):
-    """The human loop through the command line, ending with --resume --push-to-hub: the card says what the model
+    """The human loop through the command line, ending with --resume-from-checkpoint --push-to-hub: the card says what the model
     was trained on and scored, and shows how to load the classifier head."""
     output = tmp_path / "run"
     arm = output / "arms" / "ce-entropy-seed0"
-    cli_main(["active", "--dataset", unlabelled_csv, "--model", base_model, "--objective", "ce", "--seeds", "1",
+    cli_main(["active", "--dataset", unlabelled_csv, "--model", base_model, "--objective", "ce", "--num-seeds", "1",
               "--oracle", "human", "--initial", "0.25", "--step", "0.25", "--budget", "0.5", "--output", str(output),
               "--epochs", "1", "--min-steps", "2", "--batch-size", "4"])
     fill(arm / "queries-round-000.csv", GOLD)
-    cli_main(["active", "--resume", str(output), "--push-to-hub", "me/questions"])  # trains round 0, asks again
+    # Trains round 0, asks again.
+    cli_main(["active", "--resume-from-checkpoint", str(output), "--push-to-hub", "me/questions"])
     assert "created" not in fake_hub  # nothing published while labels are awaited
+    # Round 0's model folder already holds its card (what `hf upload` would publish), with round 0's score.
+    round_zero = json.loads((arm / "model" / "results.json").read_text())["after"]["questions test"]
+    card = ModelCard.load(arm / "model" / "README.md")
+    assert card.data.model_name == "ce-entropy-seed0" and "loss:SCALeLoss" in card.data.tags
+    assert [(r.dataset_name, r.metric_type, r.metric_value) for r in card.data.eval_results] == [
+        ("questions test", "accuracy", round_zero["accuracy"])]
+    assert "sentence_transformers_model_id" not in card.text and "SCALe active learning" in card.text
     fill(arm / "queries-round-001.csv", GOLD)
-    cli_main(["active", "--resume", str(output), "--push-to-hub", "me/questions"])
+    cli_main(["active", "--resume-from-checkpoint", str(output), "--push-to-hub", "me/questions"])
     card, results = fake_hub["card"], json.loads((arm / "model" / "results.json").read_text())
     last_round = ArmState.load(arm).rounds[-1]
     assert fake_hub["created"][0] == "me/questions" and {"classifier", "modules.json"} <= set(fake_hub["uploaded"])
@@ -157,12 +166,13 @@ def test_labelled_by_hand_then_published_with_its_head(unlabelled_csv, base_mode
     assert f"| questions test |  | {last_round['accuracy']:.2f} |  |" in card and "12 labelled rows of `questions`" in card
     assert 'LabelClassifier.load("me/questions", subfolder="classifier")' in card and "['HUM', 'LOC', 'NUM']" in card
     assert '"objective": "ce"' in card and "chauhan2022scale" in card
+    assert card == (arm / "model" / "README.md").read_text()  # the folder's card, rewritten for the repository
 
 
 def test_push_to_hub_of_several_arms_is_refused_before_any_work(dataset_csv, base_model, tmp_path):
     with pytest.raises(SystemExit) as exit_info:
         cli_main(["active", "--dataset", dataset_csv, "--model", base_model, "--objective", "ce", "supcon-ce",
-                  "--seeds", "1", "--output", str(tmp_path / "run"), "--push-to-hub", "me/questions"])
+                  "--num-seeds", "1", "--output", str(tmp_path / "run"), "--push-to-hub", "me/questions"])
     assert "--push-to-hub publishes one model and this run has 2 arms" in str(exit_info.value)
     assert str(exit_info.value).count("\n") == 0 and not (tmp_path / "run").exists()
 
@@ -307,17 +317,17 @@ def test_the_readme_human_oracle_command_runs_as_written(tmp_path, monkeypatch, 
     monkeypatch.chdir(tmp_path)
     write_support_csv(tmp_path / "my_texts.csv", labelled_per_class=0)
     argv = readme_command("st-contrastive active --dataset my_texts.csv")
-    assert "--seeds" not in argv
+    assert "--num-seeds" not in argv
     cli_main(argv)
     out = capsys.readouterr().out
     assert "one arm: supcon-ce, entropy acquisition, seed 0" in out
     queries = tmp_path / "runs" / "mine" / "arms" / "supcon-ce-entropy-seed0" / "queries-round-000.csv"
     assert f"in {queries.relative_to(tmp_path)}" in out
-    assert json.loads((tmp_path / "runs" / "mine" / "config.json").read_text())["seeds"] == 1
+    assert json.loads((tmp_path / "runs" / "mine" / "config.json").read_text())["num_seeds"] == 1
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    (["--seeds", "3"], "--seeds 3: --oracle human labels for one arm"),
+    (["--num-seeds", "3"], "--num-seeds 3: --oracle human labels for one arm"),
     (["--objective", "ce", "supcon-ce"], "--objective ce supcon-ce: --oracle human labels for one arm"),
     (["--acquisition", "random", "entropy"], "--acquisition random entropy: --oracle human labels for one arm"),
     (["--reference", "setfit"], "--reference setfit compares arms on gold labels"),
@@ -362,7 +372,7 @@ def test_labels_in_the_users_file_are_the_first_labelled_set(tmp_path, base_mode
     assert all(data.train_labels[i] is None for i in queried)
     gold = {text: label for label, texts in SUPPORT.items() for text in texts}
     fill(arm / "queries-round-001.csv", gold)
-    cli_main(["active", "--resume", str(output)])
+    cli_main(["active", "--resume-from-checkpoint", str(output)])
     state = ArmState.load(arm)
     assert [r["labelled"] for r in state.rounds] == [6, 9]
     assert list(state.labelled)[:6] == list(given) and not set(state.pending.ids) & set(state.labelled)
@@ -397,7 +407,7 @@ def test_reference_arms_and_equal_compute_arms_on_a_trec_slice(base_model, tmp_p
 
     training = RoundTraining(epochs=1, min_steps=2, batch_size=4)
     run = ActiveLearningConfig(dataset="trec", model=base_model, objectives=["supcon-ce", "ce"],
-                               acquisitions=["entropy"], seeds=1, pool_size=20, test_size=20, initial=0.25, step=0.25,
+                               acquisitions=["entropy"], num_seeds=1, pool_size=20, test_size=20, initial=0.25, step=0.25,
                                budget=0.5, references=["setfit", "setfit-defaults", "logreg"], equal_compute=True,
                                output=str(tmp_path / "run"), training=training)
     rows = loop_module.run_active_learning(run, progress=False)

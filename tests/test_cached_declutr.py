@@ -81,8 +81,8 @@ def test_cached_refuses_mlm_only_and_a_zero_mini_batch(tiny_model):
 def test_recipe_trains_with_the_cache_and_checks_the_option_first(tmp_path, tiny_mlm_dir):
     from st_contrastive.recipes.declutr import main
 
-    options = ["--model", tiny_mlm_dir, "--documents", str(data_file("corpus/docs.jsonl.gz")), "--max-documents", "8",
-               "--max-steps", "2", "--batch-size", "4", "--max-length", "32", "--min-length", "8", "--eval-tasks"]
+    options = ["--model", tiny_mlm_dir, "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "8",
+               "--max-steps", "2", "--batch-size", "4", "--max-span-length", "32", "--min-span-length", "8", "--eval-tasks"]
     results = main([*options, "--mini-batch-size", "3", "--output", str(tmp_path / "cached")])
     assert results["train"]["steps"] == 2 and results["train"]["loss"]["mini_batch_size"] == 3
     assert {"contrastive", "mlm"} <= set(results["train"]["last_log"])

@@ -3,10 +3,14 @@
 import subprocess
 import sys
 
+import pytest
+
 from st_contrastive.cli import COMMANDS
 
 CHECK = """
 import sys
+
+import pytest
 from st_contrastive.cli import main
 for command in sys.argv[1:]:
     try:
@@ -26,6 +30,8 @@ def test_every_help_builds_without_torch():
 
 RUN = """
 import sys
+
+import pytest
 from st_contrastive.cli import main
 try:
     main(sys.argv[1:])
@@ -40,15 +46,15 @@ def run_cli(*argv, cwd):
 
 
 def test_bad_paths_and_tasks_stop_before_torch_with_one_line(tmp_path):
-    done = run_cli("declutr", "--documents", "missing.jsonl", "--output", "out", cwd=tmp_path)
+    done = run_cli("declutr", "--dataset", "missing.jsonl", "--output", "out", cwd=tmp_path)
     assert done.returncode == 2  # argparse's status for a bad command line
     assert done.stderr.splitlines()[-1] == "TORCH False"  # printed on the way out, after the error line
-    expected = ("st-contrastive declutr: error: --documents missing.jsonl: no such file or folder (expected one of "
+    expected = ("st-contrastive declutr: error: --dataset missing.jsonl: no such file or folder (expected one of "
                 "wiki, books, both, a local path or a Hugging Face Hub id)")
     assert done.stderr.splitlines()[:-1] == [expected]
     assert not (tmp_path / "out").exists()
-    done = run_cli("supcon", "--train", "snli-dev+nli.tsv", "--eval-tasks", "sts", cwd=tmp_path)
-    assert done.returncode == 2 and "--train nli.tsv: no such file" in done.stderr and "TORCH False" in done.stderr
+    done = run_cli("supcon", "--dataset", "snli-dev+nli.tsv", "--eval-tasks", "sts", cwd=tmp_path)
+    assert done.returncode == 2 and "--dataset nli.tsv: no such file" in done.stderr and "TORCH False" in done.stderr
     done = run_cli("supcon", "--eval-tasks", "stsbtest", cwd=tmp_path)
     assert done.returncode == 2 and "--eval-tasks stsbtest: Unknown task(s) 'stsbtest'" in done.stderr
     assert "TORCH False" in done.stderr
@@ -57,7 +63,7 @@ def test_bad_paths_and_tasks_stop_before_torch_with_one_line(tmp_path):
 def test_errors_found_in_the_data_name_the_option_and_leave_nothing(tmp_path, tiny_mlm_dir):
     short = tmp_path / "short.jsonl"
     short.write_text('{"text": "a document far too short for two anchors of 512 tokens"}\n')
-    argv = ["declutr", "--model", tiny_mlm_dir, "--documents", str(short), "--max-length", "64", "--eval-tasks",
+    argv = ["declutr", "--model", tiny_mlm_dir, "--dataset", str(short), "--max-span-length", "64", "--eval-tasks",
             "--short-documents", "error", "--output", "out"]
     done = run_cli(*argv, cwd=tmp_path)
     assert done.returncode == 1 and "Traceback" not in done.stderr
@@ -68,8 +74,8 @@ def test_errors_found_in_the_data_name_the_option_and_leave_nothing(tmp_path, ti
 
 
 def test_each_option_states_its_default_once():
+    from st_contrastive.options import DefaultsHelpFormatter
     from st_contrastive.recipes import declutr, pretrain_mlm, supcon_nli
-    from st_contrastive.recipes.help_format import DefaultsHelpFormatter
 
     for recipe in (declutr, supcon_nli, pretrain_mlm):
         parser = recipe.build_parser()
@@ -101,3 +107,101 @@ def test_comparisons_refuse_push_to_hub_before_training(tmp_path):
             f"st-contrastive {command}: error: --push-to-hub publishes one run, and this command trains several to "
             "compare them: publish the one you pick with `st-contrastive push OUTPUT/RUN --repo-id USER/NAME`")
         assert "Traceback" not in done.stderr and "TORCH False" in done.stderr and not (tmp_path / "out").exists()
+
+
+# One old spelling per case: (command, old argv, new argv, the new option its warning names). The options of a
+# comparison that are passed on to declutr or supcon are parsed as the comparison passes them on.
+RENAMED = [
+    ("declutr", ["--documents", "books"], ["--dataset", "books"], "--dataset"),
+    ("declutr", ["--max-documents", "8"], ["--max-rows", "8"], "--max-rows"),
+    ("declutr", ["--min-length", "8"], ["--min-span-length", "8"], "--min-span-length"),
+    ("declutr", ["--max-length", "64"], ["--max-span-length", "64"], "--max-span-length"),
+    ("declutr-ablation", ["--model", "m", "--max-length", "64"], ["--model", "m", "--max-span-length", "64"],
+     "--max-span-length"),
+    ("chain", ["--model", "m", "--documents", "books"], ["--model", "m", "--dataset", "books"], "--dataset"),
+    ("simcse", ["--documents", "books"], ["--dataset", "books"], "--dataset"),
+    ("simcse", ["--max-documents", "8"], ["--max-rows", "8"], "--max-rows"),
+    ("supcon", ["--train", "snli-test"], ["--dataset", "snli-test"], "--dataset"),
+    ("supcon", ["--max-pairs", "48"], ["--max-rows", "48"], "--max-rows"),
+    ("supcon", ["--skip-before"], ["--no-base-eval"], "--no-base-eval"),
+    ("supcon-sweep", ["--weights", "0", "0.3"], ["--supcon-weight", "0", "0.3"], "--supcon-weight"),
+    ("supcon-sweep", ["--skip-base"], ["--no-base-eval"], "--no-base-eval"),
+    ("supcon-sweep", ["--max-pairs", "48"], ["--max-rows", "48"], "--max-rows"),
+    ("multiview", ["--corpus", "wiki"], ["--dataset", "wiki"], "--dataset"),
+    ("multiview", ["--max-documents", "2"], ["--max-rows", "2"], "--max-rows"),
+    ("multiview", ["--vocabulary-size", "2000"], ["--vocab-size", "2000"], "--vocab-size"),
+    ("pretrain-mlm", ["--corpus", "wiki"], ["--dataset", "wiki"], "--dataset"),
+    ("pretrain-mlm", ["--max-documents", "20"], ["--max-rows", "20"], "--max-rows"),
+    ("pretrain-mlm", ["--resume", "--output", "o"], ["--resume-from-checkpoint", "--output", "o"],
+     "--resume-from-checkpoint"),
+    ("active", ["--seeds", "2"], ["--num-seeds", "2"], "--num-seeds"),
+    ("active", ["--resume", "runs/mine"], ["--resume-from-checkpoint", "runs/mine"], "--resume-from-checkpoint"),
+    ("evaluate", ["m", "--tasks", "sts"], ["m", "--eval-tasks", "sts"], "--eval-tasks"),
+    ("evaluate", ["m", "--batch-size", "8"], ["m", "--eval-batch-size", "8"], "--eval-batch-size"),
+    ("evaluate", ["m", "--folds", "3"], ["m", "--eval-folds", "3"], "--eval-folds"),
+    ("evaluate", ["m", "--max-rows", "40"], ["m", "--eval-max-rows", "40"], "--eval-max-rows"),
+    ("parse", ["wiki", "--output", "p.jsonl.gz"], ["--dataset", "wiki", "--output", "p.jsonl.gz"], "--dataset wiki"),
+    ("parse", ["--dataset", "wiki", "-o", "p.jsonl.gz"], ["--dataset", "wiki", "--output", "p.jsonl.gz"],
+     "--output"),
+    ("parse", ["--dataset", "wiki", "--limit-documents", "2"], ["--dataset", "wiki", "--max-rows", "2"], "--max-rows"),
+]
+
+
+def parsed_config(command: str, argv: list[str]):
+    """The config(s) ``st-contrastive COMMAND argv`` runs with, parsed as the command parses them (nothing runs)."""
+    from st_contrastive import options
+    from st_contrastive.recipes import (
+        chain,
+        declutr,
+        declutr_ablation,
+        evaluate,
+        multiview,
+        parse,
+        pretrain_mlm,
+        scale_active_learning,
+        simcse,
+        supcon_nli,
+        supcon_nli_sweep,
+    )
+
+    direct = {"declutr": (declutr, declutr.DeCLUTRConfig), "simcse": (simcse, simcse.SimCSEConfig),
+              "supcon": (supcon_nli, supcon_nli.SupConNLIConfig), "multiview": (multiview, multiview.MultiViewConfig),
+              "pretrain-mlm": (pretrain_mlm, pretrain_mlm.PretrainMLMConfig),
+              "active": (scale_active_learning, scale_active_learning.ActiveCommand),
+              "evaluate": (evaluate, evaluate.EvaluateConfig)}
+    passed_on = {"declutr-ablation": (declutr_ablation, declutr_ablation.AblationConfig, declutr, declutr.DeCLUTRConfig),
+                 "chain": (chain, chain.ChainConfig, declutr, declutr.DeCLUTRConfig),
+                 "supcon-sweep": (supcon_nli_sweep, supcon_nli_sweep.SweepConfig, supcon_nli,
+                                  supcon_nli.SupConNLIConfig)}
+    if command == "parse":
+        return parse.config_from_args(parse.build_parser().parse_args(argv))
+    if command in direct:
+        module, config_class = direct[command]
+        return options.config_from_args(config_class, module.build_parser().parse_args(argv))
+    module, config_class, inner, inner_class = passed_on[command]
+    own, rest = module.build_parser().parse_known_args(argv)
+    return (options.config_from_args(config_class, own),
+            options.config_from_args(inner_class, inner.build_parser().parse_args(rest)))
+
+
+@pytest.mark.parametrize(("command", "old", "new", "replacement"), RENAMED,
+                         ids=[f"{command} {next((a for a in old if a not in new), 'CORPUS')}"
+                              for command, old, new, _ in RENAMED])
+def test_an_old_spelling_still_works_with_one_line_naming_the_new_one(command, old, new, replacement, capsys):
+    expected = parsed_config(command, new)
+    assert capsys.readouterr().err == ""  # the new spelling: no warning
+    assert parsed_config(command, old) == expected
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("st-contrastive ") and "deprecated" in lines[0], lines
+    assert lines[0].endswith(f"; use {replacement}"), lines
+
+
+@pytest.mark.parametrize("command", ["declutr", "declutr-ablation", "chain", "simcse", "supcon", "supcon-sweep",
+                                     "multiview"])
+def test_no_eval_is_an_empty_eval_tasks(command, capsys):
+    model = ["--model", "m"] if command in ("declutr-ablation", "chain") else []
+    assert parsed_config(command, [*model, "--no-eval"]) == parsed_config(command, [*model, "--eval-tasks"])
+    config = parsed_config(command, [*model, "--no-eval"])
+    assert (config[0] if isinstance(config, tuple) else config).eval_tasks == []
+    assert capsys.readouterr().err == ""

@@ -16,8 +16,8 @@ from st_contrastive.recipes.input_checks import SettingError
 def test_recipe_end_to_end(tmp_path, tiny_mlm_dir):
     output = tmp_path / "declutr-tiny"
     results = main([
-        "--model", tiny_mlm_dir, "--documents", str(data_file("corpus/docs.jsonl.gz")), "--max-documents", "12",
-        "--max-steps", "3", "--batch-size", "2", "--max-length", "48", "--min-length", "8",
+        "--model", tiny_mlm_dir, "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "12",
+        "--max-steps", "3", "--batch-size", "2", "--max-span-length", "48", "--min-span-length", "8",
         "--eval-tasks", "stsb-test", "--output", str(output), "--save-masked-lm", "--save-steps", "3",
     ])
     written = json.loads((output / "results.json").read_text())
@@ -70,8 +70,8 @@ def test_ablation_runs_every_variant_at_equal_steps(tmp_path, tiny_mlm_dir):
     from st_contrastive.recipes.declutr_ablation import main as ablation
 
     argv = ["--model", tiny_mlm_dir, "--output", str(tmp_path / "ablation"), "--eval-tasks", "stsb-test",
-            "--documents", str(data_file("corpus/docs.jsonl.gz")), "--max-documents", "8", "--max-steps", "2",
-            "--batch-size", "2", "--max-length", "32", "--min-length", "8"]
+            "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "8", "--max-steps", "2",
+            "--batch-size", "2", "--max-span-length", "32", "--min-span-length", "8"]
     table = ablation(argv)
     assert list(table) == ["base (mean pooling)", "mlm-only", "contrastive-only", "declutr"]
     for name in ("mlm-only", "contrastive-only", "declutr"):
@@ -99,8 +99,8 @@ def test_ablation_without_tasks_trains_the_variants_and_prints_them(tmp_path, ti
 
     table = ablation([
         "--model", tiny_mlm_dir, "--output", str(tmp_path / "ablation"), "--eval-tasks", "--variants",
-        "contrastive-only", "--documents", str(data_file("corpus/docs.jsonl.gz")), "--max-documents", "4",
-        "--max-steps", "1", "--batch-size", "2", "--max-length", "32", "--min-length", "8",
+        "contrastive-only", "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "4",
+        "--max-steps", "1", "--batch-size", "2", "--max-span-length", "32", "--min-span-length", "8",
     ])
     assert table == {"base (mean pooling)": {"avg": None}, "contrastive-only": {"avg": None}}
     assert json.loads((tmp_path / "ablation" / "contrastive-only" / "results.json").read_text())["train"]["steps"] == 1
@@ -112,8 +112,8 @@ def test_simcse_control_runs_at_the_declutr_budget_with_curves(tmp_path, tiny_ml
 
     table = ablation([
         "--model", tiny_mlm_dir, "--output", str(tmp_path / "controls"), "--eval-tasks", "stsb-dev",
-        "--variants", "contrastive-only", "simcse", "--documents", str(data_file("corpus/docs.jsonl.gz")),
-        "--max-documents", "8", "--max-steps", "4", "--batch-size", "2", "--max-length", "32", "--min-length", "8",
+        "--variants", "contrastive-only", "simcse", "--dataset", str(data_file("corpus/docs.jsonl.gz")),
+        "--max-rows", "8", "--max-steps", "4", "--batch-size", "2", "--max-span-length", "32", "--min-span-length", "8",
         "--temperature", "0.1", "--eval-steps", "2",
     ])
     assert list(table) == ["base (mean pooling)", "contrastive-only", "simcse"]
@@ -160,8 +160,8 @@ def test_new_mlm_head_warms_up_alone_before_joint_training(tmp_path, tiny_model,
     assert changed, "the head did not learn"
     assert all(p.requires_grad for p in model.parameters()) and (loss.contrastive_weight, loss.mlm_weight) == (1, 1)
 
-    options = ["--documents", str(data_file("corpus/docs.jsonl.gz")), "--max-documents", "12", "--batch-size", "2",
-               "--max-length", "48", "--min-length", "8", "--max-steps", "2", "--mlm-head-warmup-steps", "3",
+    options = ["--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "12", "--batch-size", "2",
+               "--max-span-length", "48", "--min-span-length", "8", "--max-steps", "2", "--mlm-head-warmup-steps", "3",
                "--eval-tasks"]
     joint = main(["--model", str(headless), "--output", str(tmp_path / "joint"), *options])
     assert joint["mlm_head_warmup"]["steps"] == 3 and joint["train"]["steps"] == 2
@@ -176,8 +176,8 @@ def test_chain_trains_three_arms_and_resumes(tmp_path, tiny_mlm_dir):
     from st_contrastive.recipes.chain import main as chain
 
     argv = ["--model", tiny_mlm_dir, "--output", str(tmp_path / "chain"), "--eval-tasks", "stsb-test",
-            "--declutr-steps", "2", "--supcon-steps", "2", "--documents", str(data_file("corpus/docs.jsonl.gz")),
-            "--max-documents", "8", "--batch-size", "2", "--max-length", "32", "--min-length", "8"]
+            "--declutr-steps", "2", "--supcon-steps", "2", "--dataset", str(data_file("corpus/docs.jsonl.gz")),
+            "--max-rows", "8", "--batch-size", "2", "--max-span-length", "32", "--min-span-length", "8"]
     table = chain(argv)
     assert list(table) == ["base", "declutr", "supcon", "declutr+supcon"]
     chained = json.loads((tmp_path / "chain" / "declutr+supcon" / "results.json").read_text())

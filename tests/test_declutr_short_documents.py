@@ -25,11 +25,11 @@ from st_contrastive.training import ContrastiveTrainer
 def test_the_command_skips_short_documents_and_trains(tmp_path, tiny_mlm_dir, caplog):
     output = tmp_path / "declutr"
     with caplog.at_level("WARNING"):  # the README's command, on 12 articles, 3 anchors, 2 steps, no evaluation
-        cli_main(["declutr", "--model", tiny_mlm_dir, "--documents", "wiki", "--max-documents", "12",
+        cli_main(["declutr", "--model", tiny_mlm_dir, "--dataset", "wiki", "--max-rows", "12",
                   "--num-anchors", "3", "--batch-size", "2", "--max-steps", "2", "--eval-tasks", "--output", str(output)])
     results = json.loads((output / "results.json").read_text())
     config = results["config"]
-    assert results["train"]["steps"] == 2 and config["short_documents"] == "skip" and config["max_length"] == 254
+    assert results["train"]["steps"] == 2 and config["short_documents"] == "skip" and config["max_span_length"] == 254
     assert config["documents_skipped"] >= 1 and config["documents_used"] >= 2
     assert config["documents_used"] + config["documents_skipped"] == 12
     assert f"Skipped {config['documents_skipped']} of 12 documents shorter than 1524 tokens" in caplog.text
@@ -39,11 +39,11 @@ def test_the_command_skips_short_documents_and_trains(tmp_path, tiny_mlm_dir, ca
 
 def test_the_command_names_its_option_when_short_documents_stop_it(tmp_path, tiny_mlm_dir):
     with pytest.raises(SystemExit) as stopped:
-        cli_main(["declutr", "--model", tiny_mlm_dir, "--documents", "wiki", "--max-documents", "12",
+        cli_main(["declutr", "--model", tiny_mlm_dir, "--dataset", "wiki", "--max-rows", "12",
                   "--num-anchors", "3", "--short-documents", "error", "--eval-tasks", "--output", str(tmp_path / "o")])
     message = str(stopped.value)
     assert re.search(r"documents are too short for span sampling; the first is row \d+ with \d+ tokens", message)
-    assert "Lower --max-length below 254, or pass --short-documents skip to drop them" in message
+    assert "Lower --max-span-length below 254, or pass --short-documents skip to drop them" in message
     assert "SpanSampler(" not in message and "short_documents=" not in message
 
 

@@ -70,8 +70,15 @@ from torch.nn.parallel import DistributedDataParallel
 atexit.register(lambda: print("group alive at exit:", dist.is_initialized(), "| DDP wrappers alive:",
                               sum(isinstance(o, DistributedDataParallel) for o in gc.get_objects()), flush=True))
 if sys.argv[2] == "trainer":  # what train() and the recipes do: the trainer's arguments join the group
+    from datasets import Dataset
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
     from st_contrastive.training.settings import TrainSettings
-    TrainSettings(output_dir=sys.argv[3]).training_arguments()
+    from st_contrastive.training.trainer import ContrastiveTrainer
+    model = SentenceTransformer(sys.argv[4])
+    ContrastiveTrainer(model=model, args=TrainSettings(output_dir=sys.argv[3]).training_arguments(),
+                       train_dataset=Dataset.from_dict({"anchor": ["a"], "positive": ["b"]}),
+                       loss=MultipleNegativesRankingLoss(model))
 else:  # what a parse cache or a tokenizer written once does
     from st_contrastive.training.distributed import main_process_first
     with main_process_first():
@@ -90,9 +97,10 @@ if sys.argv[1] == "fail":
 """
 
 
-def _exit_both_ranks(outcome: str, join: str, folder) -> list[str]:
+def _exit_both_ranks(outcome: str, join: str, folder, model: str) -> list[str]:
     port = _free_port()
-    ranks = [subprocess.Popen([sys.executable, "-c", _EXITING_RANK, outcome, join, str(folder)], text=True, stdout=subprocess.PIPE,
+    ranks = [subprocess.Popen([sys.executable, "-c", _EXITING_RANK, outcome, join, str(folder), model], text=True,
+                              stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE,
                               env=os.environ | {"RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": "2",
                                                 "LOCAL_WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1",
@@ -102,9 +110,9 @@ def _exit_both_ranks(outcome: str, join: str, folder) -> list[str]:
 
 
 @pytest.mark.parametrize("join", ["trainer", "main_process_first"])
-def test_every_rank_destroys_its_process_group_when_it_exits(join, tmp_path):
-    assert _exit_both_ranks("finish", join, tmp_path) == ["group alive at exit: False | DDP wrappers alive: 0"] * 2
+def test_every_rank_destroys_its_process_group_when_it_exits(join, tmp_path, tiny_mlm_dir):
+    assert _exit_both_ranks("finish", join, tmp_path, tiny_mlm_dir) == ["group alive at exit: False | DDP wrappers alive: 0"] * 2
 
 
-def test_a_rank_that_fails_leaves_its_group_to_the_launcher(tmp_path):
-    assert _exit_both_ranks("fail", "trainer", tmp_path) == ["group alive at exit: True | DDP wrappers alive: 1"] * 2
+def test_a_rank_that_fails_leaves_its_group_to_the_launcher(tmp_path, tiny_mlm_dir):
+    assert _exit_both_ranks("fail", "trainer", tmp_path, tiny_mlm_dir) == ["group alive at exit: True | DDP wrappers alive: 1"] * 2

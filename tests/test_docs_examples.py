@@ -179,8 +179,8 @@ def run_command(argv: list[str], tier) -> None:
 def run_cli(argv: list[str], tier) -> None:
     from st_contrastive.cli import main
 
-    if argv[0] == "active" and "--resume" in argv:  # the person labels the last round's queries first
-        answer_queries(Path(argv[argv.index("--resume") + 1]))
+    if argv[0] == "active" and "--resume-from-checkpoint" in argv:  # the person labels the last round's queries
+        answer_queries(Path(argv[argv.index("--resume-from-checkpoint") + 1]))
     for word in argv:
         if word == "my_texts.csv" and not Path(word).exists():
             write_support_csv(Path(word), labelled_per_class=2)

@@ -24,7 +24,7 @@ STEPS = 60
 
 
 def supcon_argv(model: str, output: str) -> list[str]:
-    return ["supcon", "--model", model, "--train", "snli-dev", "--max-pairs", "256", "--batch-size", "16",
+    return ["supcon", "--model", model, "--dataset", "snli-dev", "--max-rows", "256", "--batch-size", "16",
             "--max-steps", str(STEPS), "--save-steps", "30", "--eval-tasks", "--output", output, "--seed", "0"]
 
 
@@ -123,5 +123,9 @@ def test_the_interrupt_line_names_the_resume_point(second):
     assert interrupted_line("supcon-sweep", ["--output", "s", "--rerun"], Interrupted()).endswith(
         "resume with rerun st-contrastive supcon-sweep --output s (finished runs are reused)")
     assert interrupted_line("active", ["--output", "al"], Interrupted()).endswith(
-        "resume with st-contrastive active --resume al")
+        "resume with st-contrastive active --resume-from-checkpoint al")
+    # pretrain-mlm resumes in its --output: the bare flag, given once (also where the old --resume was given).
+    for given in ("--resume-from-checkpoint", "--resume"):
+        assert interrupted_line("pretrain-mlm", [given, "--output", "m"], Interrupted()).endswith(
+            "resume with st-contrastive pretrain-mlm --output m --resume-from-checkpoint")
     assert interrupted_line("evaluate", [], KeyboardInterrupt()) == "st-contrastive evaluate: interrupted"

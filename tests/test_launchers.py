@@ -42,8 +42,8 @@ def _check(done: subprocess.CompletedProcess, output: Path, world_size: int) -> 
 def test_declutr_recipe_under_torchrun(tmp_path, tiny_mlm_dir):
     output = tmp_path / "declutr"
     done = _launch([str(BIN / "torchrun"), "--standalone", "--nproc_per_node", "2"], [
-        "declutr", "--model", tiny_mlm_dir, "--documents", str(data_file("corpus/docs.jsonl.gz")),
-        "--max-documents", "8", "--max-steps", "2", "--batch-size", "2", "--max-length", "32", "--min-length", "8",
+        "declutr", "--model", tiny_mlm_dir, "--dataset", str(data_file("corpus/docs.jsonl.gz")),
+        "--max-rows", "8", "--max-steps", "2", "--batch-size", "2", "--max-span-length", "32", "--min-span-length", "8",
         "--eval-tasks", "--output", str(output)], tmp_path)
     results = _check(done, output, world_size=2)
     assert results["train"]["loss"]["gather_across_devices"] is True
@@ -58,7 +58,7 @@ def test_supcon_recipe_under_accelerate_launch(tmp_path, tiny_mlm_dir):
     # runs several CPU processes itself only through MPI); the recipe then joins them with gloo.
     done = _launch([str(BIN / "accelerate"), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
                     "--mixed_precision", "no", "--dynamo_backend", "no"], [
-        "supcon", "--model", tiny_mlm_dir, "--train", "snli-dev", "--max-pairs", "48", "--max-steps", "2",
+        "supcon", "--model", tiny_mlm_dir, "--dataset", "snli-dev", "--max-rows", "48", "--max-steps", "2",
         "--batch-size", "12", "--eval-tasks", "--output", str(output)], tmp_path)
     results = _check(done, output, world_size=2)
     assert results["train"]["loss"]["gather_across_devices"] is True
@@ -69,7 +69,7 @@ def test_multiview_recipe_under_torchrun_parses_once(tmp_path):
     pytest.importorskip("spacy")
     output, cache = tmp_path / "multiview", tmp_path / "parsed"
     done = _launch([str(BIN / "torchrun"), "--standalone", "--nproc_per_node", "2"], [
-        "multiview", "--corpus", "books", "--max-documents", "1", "--parse-cache", str(cache), "--views", "dep,seq",
+        "multiview", "--dataset", "books", "--max-rows", "1", "--parse-cache", str(cache), "--views", "dep,seq",
         "--word-dim", "16", "--dim", "12", "--max-steps", "2", "--batch-size", "16", "--eval-tasks",
         "--output", str(output)], tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -92,7 +92,7 @@ def test_pretrain_mlm_under_torchrun_shares_one_tokenizer_and_one_stop(tmp_path)
     # --max-minutes ends the run after its first step; rank 0's clock decides for both ranks, else one would wait
     # forever for the other's gradients (the launcher's timeout would end the test).
     done = _launch([str(BIN / "torchrun"), "--standalone", "--nproc_per_node", "2"], [
-        "pretrain-mlm", "--corpus", "wiki", "--max-documents", "20", "--output", str(output), "--vocab-size", "800",
+        "pretrain-mlm", "--dataset", "wiki", "--max-rows", "20", "--output", str(output), "--vocab-size", "800",
         "--hidden-size", "32", "--num-layers", "1", "--num-heads", "2", "--max-seq-length", "64", "--batch-size", "4",
         "--max-steps", "1000", "--max-minutes", "0.0001", "--eval-blocks", "16", "--save-steps", "500"], tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -110,8 +110,8 @@ def test_chain_under_torchrun_trains_every_stage_on_both_ranks(tmp_path, tiny_ml
     output = tmp_path / "chain"
     done = _launch([str(BIN / "torchrun"), "--standalone", "--nproc_per_node", "2"], [
         "chain", "--model", tiny_mlm_dir, "--declutr-steps", "2", "--supcon-steps", "2", "--eval-tasks", "stsb-test",
-        "--output", str(output), "--documents", str(data_file("corpus/docs.jsonl.gz")), "--max-documents", "8",
-        "--batch-size", "2", "--max-length", "32", "--min-length", "8"], tmp_path)
+        "--output", str(output), "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "8",
+        "--batch-size", "2", "--max-span-length", "32", "--min-span-length", "8"], tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     chain = json.loads((output / "chain.json").read_text())
     assert list(chain["scores"]) == ["base", "declutr", "supcon", "declutr+supcon"]
@@ -126,8 +126,8 @@ def test_chain_under_torchrun_trains_every_stage_on_both_ranks(tmp_path, tiny_ml
 def test_supcon_sweep_under_accelerate_launch_then_resumed_in_one_process(tmp_path, tiny_mlm_dir):
     """A sweep's variants train on both ranks; run again without a launcher, it reuses them (rank 0 wrote them)."""
     output = tmp_path / "sweep"
-    sweep = ["supcon-sweep", "--model", tiny_mlm_dir, "--output", str(output), "--weights", "0", "0.5",
-             "--candidates", "allpalln", "--train", "snli-dev", "--max-pairs", "48", "--batch-size", "12",
+    sweep = ["supcon-sweep", "--model", tiny_mlm_dir, "--output", str(output), "--supcon-weight", "0", "0.5",
+             "--candidates", "allpalln", "--dataset", "snli-dev", "--max-rows", "48", "--batch-size", "12",
              "--max-steps", "2", "--eval-tasks", "stsb-test", "--eval-max-rows", "100"]
     done = _launch([str(BIN / "accelerate"), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
                     "--mixed_precision", "no", "--dynamo_backend", "no"], sweep, tmp_path)

@@ -64,8 +64,8 @@ def test_label_supcon_under_bf16_is_close_to_float32(tiny_model):
 def test_declutr_recipe_trains_in_bf16_on_cpu(tmp_path, tiny_mlm_dir):
     from st_contrastive.recipes.declutr import main
 
-    results = main(["--model", tiny_mlm_dir, "--documents", str(data_file("corpus/docs.jsonl.gz")), "--max-documents",
-                    "8", "--max-steps", "2", "--batch-size", "4", "--max-length", "32", "--min-length", "8",
+    results = main(["--model", tiny_mlm_dir, "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows",
+                    "8", "--max-steps", "2", "--batch-size", "4", "--max-span-length", "32", "--min-span-length", "8",
                     "--eval-tasks", "--bf16", "--output", str(tmp_path / "bf16")])
     logged = results["train"]["last_log"]
     assert results["train"]["steps"] == 2 and results["config"]["training"]["bf16"] is True

@@ -85,7 +85,7 @@ def test_too_little_text_is_a_clear_error(tmp_path):
 
 def test_cli_writes_pretraining_json(tmp_path):
     output_dir = tmp_path / "cli-mlm"
-    argv = ["--corpus", "wiki", "--max-documents", "20", "--output", str(output_dir), "--vocab-size", "800",
+    argv = ["--dataset", "wiki", "--max-rows", "20", "--output", str(output_dir), "--vocab-size", "800",
             "--hidden-size", "32", "--num-layers", "1", "--num-heads", "2", "--max-seq-length", "64",
             "--batch-size", "8", "--max-steps", "5", "--eval-blocks", "16"]  # fmt: skip
     results = pretrain_mlm_main(argv)

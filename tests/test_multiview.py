@@ -79,10 +79,11 @@ def test_one_direction_is_the_papers_objective_and_a_recipe_option(corpus):
     assert not torch.allclose(both([model.preprocess(texts)], positions), expected, atol=1e-3)
     assert (one.get_config_dict()["symmetric"], both.get_config_dict()["symmetric"]) == (False, True)
 
+    from st_contrastive.options import config_from_args
     from st_contrastive.recipes.multiview import MultiViewConfig, build_parser
 
-    assert MultiViewConfig.from_args(build_parser().parse_args([])).symmetric  # the default stays both directions
-    assert not MultiViewConfig.from_args(build_parser().parse_args(["--no-symmetric"])).symmetric
+    assert config_from_args(MultiViewConfig, build_parser().parse_args([])).symmetric  # the default: both directions
+    assert not config_from_args(MultiViewConfig, build_parser().parse_args(["--no-symmetric"])).symmetric
 
 
 @pytest.mark.parametrize("positions", [[0, 10, 20], [7]], ids=["one-sentence documents", "one sentence"])

@@ -12,7 +12,7 @@ from st_contrastive.cli import main as cli_main
 
 
 def supcon(model: str, output, *extra: str) -> list[str]:
-    return ["supcon", "--model", model, "--train", "snli-dev", "--max-pairs", "64", "--batch-size", "16",
+    return ["supcon", "--model", model, "--dataset", "snli-dev", "--max-rows", "64", "--batch-size", "16",
             "--max-steps", "2", "--save-steps", "2", "--eval-tasks", "--output", str(output), "--seed", "0", *extra]
 
 

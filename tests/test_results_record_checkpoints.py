@@ -12,22 +12,22 @@ from st_contrastive.data_dir import data_file
 def run_declutr(model: str, output: Path) -> None:
     from st_contrastive.recipes.declutr import main
 
-    main(["--model", model, "--documents", str(data_file("corpus/docs.jsonl.gz")), "--max-documents", "4",
-          "--max-length", "32", "--min-length", "8", "--batch-size", "2", "--max-steps", "2", "--save-steps", "2",
+    main(["--model", model, "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "4",
+          "--max-span-length", "32", "--min-span-length", "8", "--batch-size", "2", "--max-steps", "2", "--save-steps", "2",
           "--eval-tasks", "--output", str(output)])
 
 
 def run_supcon(model: str, output: Path) -> None:
     from st_contrastive.recipes.supcon_nli import main
 
-    main(["--model", model, "--train", "snli-dev", "--max-pairs", "48", "--batch-size", "12", "--max-steps", "2",
+    main(["--model", model, "--dataset", "snli-dev", "--max-rows", "48", "--batch-size", "12", "--max-steps", "2",
           "--save-steps", "2", "--eval-tasks", "--output", str(output)])
 
 
 def run_simcse(model: str, output: Path) -> None:
     from st_contrastive.recipes.simcse import main
 
-    main(["--model", model, "--documents", str(data_file("corpus/docs.jsonl.gz")), "--max-documents", "2",
+    main(["--model", model, "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "2",
           "--batch-size", "4", "--max-steps", "2", "--save-steps", "2", "--eval-tasks", "--output", str(output)])
 
 

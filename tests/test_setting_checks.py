@@ -53,12 +53,12 @@ MODEL_RULES = [
 
 COMMAND_RULES = {
     "declutr": [
-        (["--documents", "missing.jsonl"], "--documents missing.jsonl: no such file or folder"),
-        (["--max-documents", "0"], "--max-documents 0: must be at least 1"),
+        (["--dataset", "missing.jsonl"], "--dataset missing.jsonl: no such file or folder"),
+        (["--max-rows", "0"], "--max-rows 0: must be at least 1"),
         (["--num-anchors", "0"], "--num-anchors 0: must be at least 1"),
         (["--num-positives", "0"], "--num-positives 0: must be at least 1"),
-        (["--min-length", "0"], "--min-length 0: must be at least 1"),
-        (["--max-length", "5"], "--max-length 5: is below --min-length 32"),
+        (["--min-span-length", "0"], "--min-span-length 0: must be at least 1"),
+        (["--max-span-length", "5"], "--max-span-length 5: is below --min-span-length 32"),
         (["--min-anchor-gap", "-1"], "--min-anchor-gap -1: must be at least 0"),
         (["--temperature", "0"], "--temperature 0: must be above 0"),
         (["--contrastive-weight", "-1"], "--contrastive-weight -1: must be at least 0"),
@@ -74,16 +74,16 @@ COMMAND_RULES = {
         (["--eval-batch-size", "0"], "--eval-batch-size 0: must be at least 1"),
     ],
     "simcse": [
-        (["--documents", "missing.jsonl"], "--documents missing.jsonl: no such file or folder"),
-        (["--max-documents", "0"], "--max-documents 0: must be at least 1"),
+        (["--dataset", "missing.jsonl"], "--dataset missing.jsonl: no such file or folder"),
+        (["--max-rows", "0"], "--max-rows 0: must be at least 1"),
         (["--max-sentences", "0"], "--max-sentences 0: must be at least 1"),
         (["--max-seq-length", "0"], "--max-seq-length 0: must be at least 1"),
         (["--temperature", "0"], "--temperature 0: must be above 0"),
         (["--eval-batch-size", "0"], "--eval-batch-size 0: must be at least 1"),
     ],
     "supcon": [
-        (["--train", "snli-dev+missing.tsv"], "--train missing.tsv: no such file or folder"),
-        (["--max-pairs", "0"], "--max-pairs 0: must be at least 1"),
+        (["--dataset", "snli-dev+missing.tsv"], "--dataset missing.tsv: no such file or folder"),
+        (["--max-rows", "0"], "--max-rows 0: must be at least 1"),
         (["--supcon-weight", "1.5"], "--supcon-weight 1.5: must be in [0, 1]"),
         (["--supcon-weight", "-0.1"], "--supcon-weight -0.1: must be in [0, 1]"),
         (["--temperature", "0"], "--temperature 0: must be above 0"),
@@ -99,10 +99,10 @@ COMMAND_RULES = {
         (["--parsed", "missing.jsonl.gz"], "--parsed missing.jsonl.gz: no such file"),
         (["--parsed", "base/parsed.jsonl.gz", "--output", "base", "--overwrite"],
          "--parsed base/parsed.jsonl.gz: lies inside --output base, which --overwrite removes"),
-        (["--corpus", "missing.jsonl"], "--corpus missing.jsonl: no such file"),
-        (["--corpus", "blank.txt"], "--corpus blank.txt: no text in it"),
-        (["--corpus", "notes.csv"], "--corpus notes.csv: unknown file type"),
-        (["--max-documents", "-1"], "--max-documents -1: must be at least 0"),
+        (["--dataset", "missing.jsonl"], "--dataset missing.jsonl: no such file"),
+        (["--dataset", "blank.txt"], "--dataset blank.txt: no text in it"),
+        (["--dataset", "notes.csv"], "--dataset notes.csv: unknown file type"),
+        (["--max-rows", "-1"], "--max-rows -1: must be at least 0"),
         (["--max-sentences", "0"], "--max-sentences 0: must be at least 1"),
         (["--parser", "nope"], "--parser nope: unknown parser"),
         (["--parser", "spacy:not_a_spacy_model"], "--parser spacy:not_a_spacy_model: no spaCy model"),
@@ -110,7 +110,7 @@ COMMAND_RULES = {
         (["--parse-cache", "notes.csv"], "--parse-cache notes.csv: is a file"),
         (["--word-dim", "0"], "--word-dim 0: must be at least 1"),
         (["--dim", "0"], "--dim 0: must be at least 1"),
-        (["--vocabulary-size", "0"], "--vocabulary-size 0: must be at least 1"),
+        (["--vocab-size", "0"], "--vocab-size 0: must be at least 1"),
         (["--word-vectors", "missing.txt"], "--word-vectors missing.txt: no such file"),
         (["--context-size", "0"], "--context-size 0: must be at least 1"),
         (["--batch-size", "1"], "--batch-size 1: a batch of one sentence holds no neighbour"),
@@ -119,8 +119,8 @@ COMMAND_RULES = {
         (["--eval-batch-size", "0"], "--eval-batch-size 0: must be at least 1"),
     ],
     "pretrain-mlm": [
-        (["--corpus", "missing.jsonl"], "--corpus missing.jsonl: no such file or folder"),
-        (["--max-documents", "0"], "--max-documents 0: must be at least 1"),
+        (["--dataset", "missing.jsonl"], "--dataset missing.jsonl: no such file or folder"),
+        (["--max-rows", "0"], "--max-rows 0: must be at least 1"),
         (["--tokenizer", "empty"], "--tokenizer empty: a folder without a tokenizer"),
         (["--tokenizer", "nobody/not-cached"], "--tokenizer nobody/not-cached: not in the local Hugging Face cache"),
         (["--vocab-size", "0"], "--vocab-size 0: must be at least 1"),
@@ -141,23 +141,25 @@ COMMAND_RULES = {
         (["--save-steps", "0"], "--save-steps 0: must be at least 1"),
         (["--seed", "-1"], "--seed -1: must be in [0, 4294967296)"),
         (["--num-threads", "0"], "--num-threads 0: must be at least 1"),
-        (["--resume"], "--resume: nothing to resume in --output out"),
-        (["--resume", "--output", "mlm-started", "--batch-size", "16"],
-         "--resume: the run in mlm-started was started with other settings (--batch-size 32 -> 16)"),
+        (["--resume-from-checkpoint"], "--resume-from-checkpoint: nothing to resume in --output out"),
+        (["--resume-from-checkpoint", "--output", "mlm-started", "--batch-size", "16"],
+         "--resume-from-checkpoint: the run in mlm-started was started with other settings (--batch-size 32 -> 16)"),
+        (["--resume-from-checkpoint", "mlm-started"],
+         "--resume-from-checkpoint mlm-started: pretrain-mlm resumes the run in its --output (out)"),
         (["--output", "mlm-finished"], "--output mlm-finished: holds a finished run (pretraining.json)"),
         (["--output", "mlm-interrupted"], ("--output mlm-interrupted: holds an interrupted run (its last complete "
-         "checkpoint is checkpoint-2): continue it with --resume, or add --overwrite")),
+         "checkpoint is checkpoint-2): continue it with --resume-from-checkpoint, or add --overwrite")),
     ],
     "active": [
         (["--dataset", "missing.csv"], "--dataset missing.csv: no such file or folder"),
         (["--label-names", "a"], "--label-names a: a classifier needs at least two labels"),
         (["--label-names", "a", "a", "b"], "--label-names a a b: repeats a"),
         (["--model", "empty"], "--model empty: a folder without a model"),
-        (["--seeds", "0"], "--seeds 0: at least 1"),
+        (["--num-seeds", "0"], "--num-seeds 0: at least 1"),
         (["--initial", "0"], "need 0 < --initial (0.0) <= --budget"),
         (["--budget", "2"], "need 0 < --initial (0.01) <= --budget (2.0) <= 1"),
         (["--step", "0"], "need 0 < --initial"),
-        (["--oracle", "human", "--seeds", "3"], "--seeds 3: --oracle human labels for one arm"),
+        (["--oracle", "human", "--num-seeds", "3"], "--num-seeds 3: --oracle human labels for one arm"),
         (["--pool-size", "0"], "--pool-size 0: must be at least 1"),
         (["--test-size", "0"], "--test-size 0: must be at least 1"),
         (["--acquisition", "bald", "--bald-samples", "1"], "--bald-samples 1: must be at least 2"),
@@ -172,17 +174,21 @@ COMMAND_RULES = {
         (["--siamese-repeats", "0"], "--siamese-repeats 0: must be at least 1"),
         (["--max-seq-length", "0"], "--max-seq-length 0: must be at least 1"),
         (["--push-to-hub", "me/model"], "--push-to-hub publishes one model and this run has 3 arms"),
-        (["--resume", "empty"], "--resume empty: no config.json there"),
-        (["--output", "active-run"], "--output active-run: holds an experiment with other settings (--seeds 5 -> 3)"),
+        (["--resume-from-checkpoint", "empty"], "--resume-from-checkpoint empty: no config.json there"),
+        (["--output", "active-run"], ("--output active-run: holds an experiment with other settings (--num-seeds 5 -> "
+         "3)")),
+        # A run folder written before the option vocabulary (config.json's "seeds") is read as --num-seeds.
+        (["--output", "active-run-old"], ("--output active-run-old: holds an experiment with other settings "
+         "(--num-seeds 5 -> 3)")),
     ],
     "evaluate": [
-        (["--tasks", "nope"], "--tasks nope: Unknown task(s) 'nope'"),
+        (["--eval-tasks", "nope"], "--eval-tasks nope: Unknown task(s) 'nope'"),
         (["--output", "empty"], "--output empty: is a folder"),
-        (["--batch-size", "0"], "--batch-size 0: must be at least 1"),
+        (["--eval-batch-size", "0"], "--eval-batch-size 0: must be at least 1"),
         (["--device", "gpu"], "--device gpu: use cpu, cuda, cuda:N"),
-        (["--folds", "1"], "--folds 1: must be at least 2"),
+        (["--eval-folds", "1"], "--eval-folds 1: must be at least 2"),
         (["--inner-folds", "1"], "--inner-folds 1: must be at least 2"),
-        (["--max-rows", "0"], "--max-rows 0: must be at least 1"),
+        (["--eval-max-rows", "0"], "--eval-max-rows 0: must be at least 1"),
         (["--seed", "-1"], "--seed -1: must be in [0, 4294967296)"),
         (["--num-threads", "0"], "--num-threads 0: must be at least 1"),
     ],
@@ -194,21 +200,21 @@ COMMAND_RULES = {
         (["--parser", "nope"], "--parser nope: unknown parser"),
         (["--batch-size", "0"], "--batch-size 0: must be at least 1"),
         (["--max-words", "0"], "--max-words 0: must be at least 1"),
-        (["--limit-documents", "0"], "--limit-documents 0: must be at least 1"),
-        (["-o", "out.jsonl"], "-o out.jsonl: the parsed output must be a .jsonl.gz file"),
-        (["-o", "folder.jsonl.gz"], "-o folder.jsonl.gz: is a folder"),
+        (["--max-rows", "0"], "--max-rows 0: must be at least 1"),
+        (["--output", "out.jsonl"], "--output out.jsonl: the parsed output must be a .jsonl.gz file"),
+        (["--output", "folder.jsonl.gz"], "--output folder.jsonl.gz: is a folder"),
     ],
     "push": [
         (["--repo-id", "no-slash"], "--repo-id 'no-slash' is not a Hub repository id"),
     ],
     "declutr-ablation": [
         (["--batch-size", "0"], "--batch-size 0: must be at least 1"),
-        (["--max-length", "5"], "--max-length 5: is below --min-length 32"),
+        (["--max-span-length", "5"], "--max-span-length 5: is below --min-span-length 32"),
         (["--output", "ablation"], ("--output ablation: its variant declutr finished with other settings "
          "(--temperature 0.1 -> 0.05): add --overwrite")),
     ],
     "supcon-sweep": [
-        (["--weights", "0", "1.5"], "--weights 1.5: must be in [0, 1]"),
+        (["--supcon-weight", "0", "1.5"], "--supcon-weight 1.5: must be in [0, 1]"),
         (["--eval-max-rows", "0"], "--eval-max-rows 0: must be at least 1"),
         (["--eval-tasks", "nope"], "--eval-tasks nope: Unknown task(s) 'nope'"),
         (["--temperature", "0"], "--temperature 0: must be above 0"),
@@ -233,22 +239,22 @@ VALID = {
     "active": ["--model", "base", "--output", "out"],
     "evaluate": ["base"],
     "convert": ["base", "--output", "out"],
-    "parse": ["sentences.txt", "-o", "out.jsonl.gz"],
+    "parse": ["--dataset", "sentences.txt", "--output", "out.jsonl.gz"],
     "push": ["finished", "--repo-id", "me/model"],
     "declutr-ablation": ["--model", "base", "--output", "out"],
     "supcon-sweep": ["--model", "base", "--output", "out"],
     "chain": ["--model", "base", "--output", "out"],
 }
 
-# Rules about a positional argument replace the valid one.
+# Rules about a positional argument (or parse's --dataset and --output) replace the valid one.
 POSITIONAL_RULES = [
     ("evaluate", ["empty"], "MODEL empty: a folder without a model"),
     ("evaluate", ["nobody/not-cached"], "MODEL nobody/not-cached: not in the local Hugging Face cache"),
     ("convert", ["empty", "--output", "out"], "SOURCE empty: has no config.json"),
     ("convert", ["nobody/not-cached", "--output", "out"], "SOURCE nobody/not-cached: not in the local Hugging Face"),
-    ("parse", ["missing.jsonl", "-o", "out.jsonl.gz"], "CORPUS missing.jsonl: no such file"),
-    ("parse", ["blank.txt", "-o", "out.jsonl.gz"], "CORPUS blank.txt: no text in it"),
-    ("parse", ["notes.csv", "-o", "out.jsonl.gz"], "CORPUS notes.csv: unknown file type"),
+    ("parse", ["--dataset", "missing.jsonl", "--output", "out.jsonl.gz"], "--dataset missing.jsonl: no such file"),
+    ("parse", ["--dataset", "blank.txt", "--output", "out.jsonl.gz"], "--dataset blank.txt: no text in it"),
+    ("parse", ["--dataset", "notes.csv", "--output", "out.jsonl.gz"], "--dataset notes.csv: unknown file type"),
     ("push", ["missing", "--repo-id", "me/model"], "RUN_DIR missing: no such folder"),
     ("push", ["unfinished", "--repo-id", "me/model"], "RUN_DIR unfinished: has no results.json"),
     ("declutr-ablation", ["--model", "empty", "--output", "out"], "--model empty: a folder without a model"),
@@ -332,7 +338,9 @@ def make_inputs(folder: Path) -> None:
     (folder / "mlm-interrupted" / "checkpoints" / "checkpoint-2").mkdir(parents=True)
     (folder / "mlm-interrupted" / "checkpoints" / "checkpoint-2" / "trainer_state.json").write_text("{}")
     (folder / "active-run").mkdir()
-    (folder / "active-run" / "config.json").write_text(json.dumps({"seeds": 5, "output": "active-run"}))
+    (folder / "active-run" / "config.json").write_text(json.dumps({"num_seeds": 5, "output": "active-run", "model": "base"}))
+    (folder / "active-run-old").mkdir()
+    (folder / "active-run-old" / "config.json").write_text(json.dumps({"seeds": 5, "output": "active-run-old", "model": "base"}))
     variant = folder / "ablation" / "declutr"
     variant.mkdir(parents=True)
     (variant / "results.json").write_text("{}")
@@ -366,13 +374,14 @@ def test_several_bad_settings_are_all_named(tmp_path):
     """One run names every bad setting, a line each, and exits like argparse: the real process, its status."""
     make_inputs(tmp_path)
     done = subprocess.run([sys.executable, "-m", "st_contrastive.cli", "declutr", "--model", "empty", "--batch-size",
-                           "0", "--max-length", "5", "--learning-rate", "0", "--output", "out"],
+                           "0", "--max-span-length", "5", "--learning-rate", "0", "--output", "out"],
                           capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.splitlines() == [
         ("st-contrastive declutr: error: --model empty: a folder without a model (none of modules.json, config.json); "
         "pass the folder a model was saved to, or a Hugging Face Hub id"),
-        "st-contrastive declutr: error: --max-length 5: is below --min-length 32: raise it, or lower --min-length",
+        ("st-contrastive declutr: error: --max-span-length 5: is below --min-span-length 32: raise it, or lower "
+         "--min-span-length"),
         "st-contrastive declutr: error: --batch-size 0: must be at least 1",
         "st-contrastive declutr: error: --learning-rate 0: must be above 0",
     ]
@@ -386,9 +395,10 @@ def test_the_python_api_raises_the_same_problems():
     from st_contrastive.recipes.declutr import DeCLUTRConfig, train_declutr
     from st_contrastive.recipes.input_checks import SettingError
 
-    config = DeCLUTRConfig(max_length=5, output="never-written")
+    config = DeCLUTRConfig(max_span_length=5, output="never-written")
     with pytest.raises(SettingError) as error:
         train_declutr(replace(config, training=replace(config.training, batch_size=0)))
-    assert error.value.problems == ["--max-length 5: is below --min-length 32: raise it, or lower --min-length",
+    assert error.value.problems == [("--max-span-length 5: is below --min-span-length 32: raise it, or lower "
+                                     "--min-span-length"),
                                     "--batch-size 0: must be at least 1"]
     assert isinstance(error.value, ValueError) and not Path("never-written").exists()

@@ -92,7 +92,7 @@ def test_short_documents_are_skipped_and_counted_by_default(caplog):
 @pytest.mark.parametrize(("messages_for", "skip", "shrink", "max_length"), [
     ("python", "SpanSampler(short_documents='skip')", "SpanSampler(short_documents='shrink')",
      "Lower SpanSampler(max_length=...) below 64"),
-    ("command-line", "--short-documents skip", "--short-documents shrink", "Lower --max-length below 64"),
+    ("command-line", "--short-documents skip", "--short-documents shrink", "Lower --max-span-length below 64"),
 ])
 def test_messages_name_the_setting_where_the_caller_sets_it(caplog, messages_for, skip, shrink, max_length):
     """A Python caller is told SpanSampler's argument (prepare_declutr_dataset has none), the command line its option."""

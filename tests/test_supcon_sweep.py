@@ -20,14 +20,14 @@ def test_variants_name_the_paper_settings():
 
 def test_swept_options_are_refused(capsys):
     with pytest.raises(SystemExit):
-        main(["--weights", "0.3", "--supcon-weight", "0.5"])
-    assert "--supcon-weight are swept: use --weights and --candidates" in capsys.readouterr().err
+        main(["--supcon-weight", "0.3", "--positives", "3", "--negatives", "2"])
+    assert "--negatives, --positives are swept: use --candidates" in capsys.readouterr().err
 
 
 def test_sweep_trains_each_variant_once_and_adds_missing_tasks(tmp_path, tiny_mlm_dir):
     output = tmp_path / "sweep"
-    common = ["--model", tiny_mlm_dir, "--output", str(output), "--weights", "0", "0.5", "--candidates", "1p2n",
-              "allpalln", "--train", "snli-dev", "--max-pairs", "96", "--batch-size", "16", "--max-steps", "2",
+    common = ["--model", tiny_mlm_dir, "--output", str(output), "--supcon-weight", "0", "0.5", "--candidates", "1p2n",
+              "allpalln", "--dataset", "snli-dev", "--max-rows", "96", "--batch-size", "16", "--max-steps", "2",
               "--eval-max-rows", "100"]
     table = main([*common, "--eval-tasks", "stsb-test"])
     assert list(table) == ["base", "ce-only", "1p2n-lambda0.5", "allpalln-lambda0.5"]

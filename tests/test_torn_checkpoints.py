@@ -38,7 +38,7 @@ WITHOUT_MANIFEST = [name for name in CHECKPOINT_FILES if not name.endswith(".md"
 def supcon_config(model: str, output: Path, **training):
     from st_contrastive.recipes.supcon_nli import SupConNLIConfig
 
-    config = SupConNLIConfig(model=model, train="snli-dev", max_pairs=128, eval_tasks=[], skip_before=True,
+    config = SupConNLIConfig(model=model, dataset="snli-dev", max_rows=128, eval_tasks=[], no_base_eval=True,
                              output=str(output))
     return replace(config, training=replace(config.training, batch_size=16, max_steps=4, save_steps=2, seed=0,
                                             **training))
@@ -85,8 +85,8 @@ def test_a_torn_checkpoint_is_named_in_one_line(finished_run, tmp_path, tiny_mlm
                                      "(checkpoint-2)")
     # The command line names it before anything loads, exit status 2, one line.
     with pytest.raises(SystemExit) as exit_:
-        cli_main(["supcon", "--model", tiny_mlm_dir, "--train", "snli-dev", "--max-pairs", "128", "--batch-size", "16",
-                  "--max-steps", "4", "--save-steps", "2", "--seed", "0", "--eval-tasks", "--skip-before",
+        cli_main(["supcon", "--model", tiny_mlm_dir, "--dataset", "snli-dev", "--max-rows", "128", "--batch-size", "16",
+                  "--max-steps", "4", "--save-steps", "2", "--seed", "0", "--eval-tasks", "--no-base-eval",
                   "--output", str(run), "--resume-from-checkpoint", str(checkpoint)])
     assert exit_.value.code == 2
     assert capsys.readouterr().err == f"st-contrastive supcon: error: {error.value}\n"

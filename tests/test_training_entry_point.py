@@ -1,22 +1,21 @@
 """The one training entry point: options -> settings -> trainer arguments, and a real run through it."""
 
-import argparse
 import csv
 
 import pytest
 
 from st_contrastive.data_dir import data_file
 from st_contrastive.losses import SupConLoss
-from st_contrastive.training import TrainSettings, add_training_arguments, train
+from st_contrastive.options import build_parser, config_from_args
+from st_contrastive.training import TrainSettings, train
 
 
 def test_options_round_trip_to_settings_and_trainer_arguments():
-    parser = argparse.ArgumentParser()
     defaults = TrainSettings(batch_size=64, learning_rate=2e-5, weight_decay=0.01)
-    add_training_arguments(parser, defaults)
-    assert TrainSettings.from_args(parser.parse_args([])) == defaults
-    settings = TrainSettings.from_args(parser.parse_args(["--batch-size", "8", "--max-steps", "40", "--save-steps",
-                                                          "20"]), output_dir="runs/x")
+    parser = build_parser(TrainSettings, "train", "the training options", defaults=defaults)
+    assert config_from_args(TrainSettings, parser.parse_args([]), defaults) == defaults
+    settings = config_from_args(TrainSettings, parser.parse_args(["--batch-size", "8", "--max-steps", "40",
+                                                                  "--save-steps", "20"]), defaults, output_dir="runs/x")
     assert (settings.batch_size, settings.max_steps, settings.learning_rate) == (8, 40, 2e-5)
     args = settings.training_arguments()
     assert args.output_dir == "runs/x" and args.per_device_train_batch_size == 8

@@ -1,7 +1,7 @@
 """The active-learning loop: a random seed set, then rounds of train → evaluate → acquire up to a budget.
 
     run_active_learning(ActiveLearningConfig(dataset="trec", objectives=["supcon-ce", "ce"],
-                                             acquisitions=["random", "entropy"], seeds=3, output="runs/al-trec"))
+                                             acquisitions=["random", "entropy"], num_seeds=3, output="runs/al-trec"))
 
 Each arm (objective × acquisition × seed) lives in ``OUTPUT/arms/<objective>-<acquisition>-seed<k>/`` with its
 ``state.json``, written after every round; running again on the same folder continues from the last finished
@@ -74,7 +74,7 @@ def run_active_learning(config: ActiveLearningConfig, *, progress: bool = True,
     _write_config(output, config)  # after the data loaded: a bad file leaves no run folder behind
     base_model = config.model or default_model()
     rows = []
-    for seed in range(config.seeds):
+    for seed in range(config.num_seeds):
         seed_data = data.subset_pool(config.pool_size, seed)
         for acquisition in config.acquisitions:
             for objective in config.objectives:
@@ -131,7 +131,7 @@ def _write_config(output: Path, config: ActiveLearningConfig) -> None:
         if saved != current:
             changed = sorted(k for k in saved.keys() | current.keys() if saved.get(k) != current.get(k))
             raise ValueError(f"{output} holds a run with other settings ({', '.join(changed)} differ); continue it "
-                             "with --resume, or choose another --output")
+                             "with --resume-from-checkpoint, or choose another --output")
         return
     output.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(config.to_json(), indent=1))
@@ -278,9 +278,11 @@ def _finish_round(state: ArmState, record: dict, acquired: Pending | None, folde
 
 
 def _describe_model(model_dir: Path, config, data, state: ArmState, base_model: str, objective: str) -> None:
-    """``results.json`` beside the round's model (trained with ``objective``): what it was trained on and scored, for
-    its model card (``st-contrastive push`` / ``--push-to-hub``)."""
+    """``results.json`` beside the round's model (trained with ``objective``): what it was trained on and scored,
+    and the model card (README.md) written from it, which ``st-contrastive push`` / ``--push-to-hub`` upload."""
     from dataclasses import asdict
+
+    from st_contrastive.publishing import write_model_card
 
     record = state.rounds[-1]
     metrics = {k: record[k] for k in ("accuracy", "f1_macro") if k in record}
@@ -295,6 +297,7 @@ def _describe_model(model_dir: Path, config, data, state: ArmState, base_model: 
                 "dropout_rates": training["dropout_rates"]}
     results = {
         "method": "active",
+        "name": model_dir.parent.name,  # the arm: every arm's model folder is called "model"
         "model": base_model,
         "labels": data.label_names,
         "config": {"dataset": dataset, "acquisition": state.acquisition, "seed": state.seed,
@@ -304,6 +307,7 @@ def _describe_model(model_dir: Path, config, data, state: ArmState, base_model: 
         "after": {f"{dataset} test": metrics} if metrics else {},
     }
     (model_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    write_model_card(model_dir)
 
 
 METRICS = ("accuracy", "f1_macro", "train_seconds", "acquire_seconds", "eval_seconds", "steps", "epochs",

@@ -12,7 +12,7 @@ QUERY_COLUMNS = ("round", "id", "text", "label")
 
 
 class AwaitingLabels(Exception):  # not an error: the run stops until a person has labelled
-    """The queried rows are in ``path``; the run continues with ``--resume`` once their labels are filled in."""
+    """The queried rows are in ``path``; the run continues with ``--resume-from-checkpoint`` once their labels are filled in."""
 
     def __init__(self, path: Path, rows: int, missing: int) -> None:
         self.path, self.rows, self.missing = path, rows, missing

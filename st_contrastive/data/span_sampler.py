@@ -145,7 +145,7 @@ class SpanSampler:
         short = [i for i, n in enumerate(lengths) if self.is_too_short(n)]
         requirement = (f"{self.num_anchors} anchors of up to {self.max_length} tokens, at least {self.min_anchor_gap} "
                        f"apart, need {self.shortest_document} tokens")
-        option = "--max-length" if self.messages_for == "command-line" else "SpanSampler(max_length=...)"
+        option = "--max-span-length" if self.messages_for == "command-line" else "SpanSampler(max_length=...)"
         lower = f"Lower {option} below {self.max_length}"
         if short and self.short_documents != "skip":
             first = short[0]

@@ -415,7 +415,7 @@ def pretrain_masked_lm(
 def resume_settings(settings_file: Path, settings: dict, documents: int) -> BertTokenizerFast:
     """The tokenizer of the run being resumed, after checking it was started with these settings."""
     if not settings_file.exists():
-        raise ValueError(f"Nothing to resume in {settings_file.parent}: no {settings_file.name}. Drop --resume.")
+        raise ValueError(f"Nothing to resume in {settings_file.parent}: no {settings_file.name}. Drop --resume-from-checkpoint.")
     saved = json.loads(settings_file.read_text())
     current = {**settings, "documents": documents}
     # The vocabulary size is the trained tokenizer's, max_minutes only a guard: neither changes what is trained.

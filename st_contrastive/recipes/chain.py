@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from st_contrastive import options
+from st_contrastive.options import EVALUATION, TRAINING, option
 from st_contrastive.recipes import declutr as declutr_recipe
+from st_contrastive.recipes import shared_options as shared
 from st_contrastive.recipes import supcon_nli as supcon_recipe
 from st_contrastive.recipes.declutr import DeCLUTRConfig
 from st_contrastive.recipes.declutr import build_parser as declutr_parser
@@ -30,27 +33,36 @@ from st_contrastive.recipes.run_folder import continue_or_restart, refuse_in_com
 ARMS = ("declutr", "supcon", "declutr+supcon")
 
 
+@dataclass
+class ChainConfig:
+    """The comparison's own options; every other option is a `st-contrastive declutr` option for the DeCLUTR stage."""
+
+    model: str = option(help="the base every arm starts from (an MLM checkpoint or a SentenceTransformer)")
+    declutr_steps: int = option(300, group=TRAINING, help="steps of the DeCLUTR stage")
+    supcon_weight: float = option(0.3, group=TRAINING, help="λ of the SupCon + CE stage")
+    supcon_steps: int = option(-1, group=TRAINING, help="steps of the SupCon + CE stage (-1: one epoch)")
+    eval_tasks: list[str] = shared.eval_tasks(["sts", "transfer"], when="for the base and every arm")
+    eval_max_rows: int | None = option(None, group=EVALUATION, help="seeded subset of at most this many rows per "
+                                       "transfer task (STS is always evaluated in full; unset: all)")
+    output: str = shared.output("runs/chain", help="folder for the arms and the table")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    return options.build_parser(ChainConfig, "st-contrastive chain", __doc__)
+
+
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(prog="st-contrastive chain", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, help="the base every arm starts from (an MLM checkpoint or a "
-                        "SentenceTransformer)")
-    parser.add_argument("--declutr-steps", type=int, default=300, help="steps of the DeCLUTR stage")
-    parser.add_argument("--supcon-weight", type=float, default=0.3, help="λ of the SupCon + CE stage")
-    parser.add_argument("--supcon-steps", type=int, default=-1, help="steps of the SupCon + CE stage (-1: one epoch)")
-    parser.add_argument("--output", default="runs/chain", help="folder for the arms and the table")
-    parser.add_argument("--eval-tasks", nargs="*", default=["sts", "transfer"], help="tasks compared")
-    parser.add_argument("--eval-max-rows", type=int, default=None, help="seeded subset of at most this many rows per "
-                        "transfer task (STS is always evaluated in full; unset: all)")
-    args, declutr_options = parser.parse_known_args(argv)
+    parser = build_parser()
+    parsed, declutr_options = parser.parse_known_args(argv)
+    args = options.config_from_args(ChainConfig, parsed)
     refuse_push_in_comparison(parser, declutr_options)
     refuse_in_comparison(parser, declutr_options)
-    declutr = DeCLUTRConfig.from_args(declutr_parser().parse_args(declutr_options))
+    declutr = options.config_from_args(DeCLUTRConfig, declutr_parser().parse_args(declutr_options))
     output = Path(args.output)
     declutr = replace(declutr, model=args.model, output=str(output / "declutr"), eval_tasks=[],
                       training=replace(declutr.training, max_steps=args.declutr_steps))
     supcon = supcon_recipe.SupConNLIConfig(model=args.model, supcon_weight=args.supcon_weight, eval_tasks=[],
-                                           skip_before=True)
+                                           no_base_eval=True)
     supcon = replace(supcon, training=replace(supcon.training, max_steps=args.supcon_steps, seed=declutr.training.seed))
     configs = {
         "declutr": declutr,

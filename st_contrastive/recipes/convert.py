@@ -13,20 +13,25 @@ pooling, a Normalize), and it loads as it is.
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
-from st_contrastive.recipes.help_format import DefaultsHelpFormatter
+from st_contrastive import options
+from st_contrastive.options import OUTPUT, option
 from st_contrastive.recipes.input_checks import SettingChecks, is_sentence_encoder
 
 
+@dataclass
+class ConvertConfig:
+    """``st-contrastive convert SOURCE``'s options, each field the option of the same name."""
+
+    source: str = option(positional=True, metavar="SOURCE", help="a transformers model folder or Hugging Face Hub id")
+    output: str = option(group=OUTPUT, help="folder to write the sentence-transformers model to")
+    max_seq_length: int | None = option(None, help="longest input in tokens; unset: the tokenizer's limit")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="st-contrastive convert", description=__doc__,
-                                     formatter_class=DefaultsHelpFormatter)
-    parser.add_argument("source", metavar="SOURCE", help="a transformers model folder or Hugging Face Hub id")
-    parser.add_argument("--output", required=True, help="folder to write the sentence-transformers model to")
-    parser.add_argument("--max-seq-length", type=int, default=None,
-                        help="longest input in tokens; unset: the tokenizer's limit")
-    return parser
+    return options.build_parser(ConvertConfig, "st-contrastive convert", __doc__)
 
 
 def convert(source: str, output: str, max_seq_length: int | None = None) -> Path:
@@ -67,7 +72,7 @@ def _is_sentence_transformer(source: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> Path:
-    args = build_parser().parse_args(argv)
+    args = options.config_from_args(ConvertConfig, build_parser().parse_args(argv))
     output = convert(args.source, args.output, args.max_seq_length)
     print(f"Saved {output}: {args.source} with mean pooling. Load it with SentenceTransformer({str(output)!r}).")
     return output

@@ -1,6 +1,6 @@
 """DeCLUTR continued training (Giorgi et al., 2021): the paper's hyperparameters as defaults, evaluation before/after.
 
-    st-contrastive declutr --model PATH_OR_HUB_ID --documents corpus.jsonl.gz [--max-steps N ...]
+    st-contrastive declutr --model PATH_OR_HUB_ID --dataset corpus.jsonl.gz [--max-steps N ...]
 """
 
 from __future__ import annotations
@@ -10,18 +10,20 @@ import json
 import logging
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
+from st_contrastive import options
 from st_contrastive.data_dir import SHARED_CORPORA
 from st_contrastive.evaluation.protocol import expand_tasks
-from st_contrastive.recipes.help_format import DefaultsHelpFormatter
+from st_contrastive.options import OUTPUT, option
+from st_contrastive.recipes import shared_options as shared
 from st_contrastive.recipes.input_checks import (
     SettingChecks,
     check_training,
     in_hub_cache,
     is_sentence_encoder,
 )
-from st_contrastive.recipes.push import add_push_argument, check_push, publish
+from st_contrastive.recipes.push import check_push, publish
 from st_contrastive.recipes.run_folder import (
     check_output,
     check_resume,
@@ -30,7 +32,7 @@ from st_contrastive.recipes.run_folder import (
     input_paths,
     record_settings,
 )
-from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
+from st_contrastive.training.settings import TrainSettings
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -41,104 +43,66 @@ STRATEGIES = ("default", "adjacent", "subsuming")
 SHORT_DOCUMENTS = ("error", "skip", "shrink")
 
 
-@dataclass
-class DeCLUTRConfig(RecipeConfig):
-    """One DeCLUTR run: model and data, span sampling (§3.2), objective, evaluation and optimisation (§4)."""
+SPANS = "span sampling (paper §3.2)"
+OBJECTIVE = "objective"
 
-    model: str | None = None  # None: all-MiniLM-L6-v2 from the default-model extra
-    documents: str = "wiki"
-    text_field: str = "text"
-    max_documents: int | None = None
-    output: str | None = None  # None: runs/<name>
-    name: str | None = None
-    num_anchors: int = 2
-    num_positives: int = 2
-    min_length: int = 32
-    max_length: int = 512
-    strategy: str = "default"
-    min_anchor_gap: int | None = None
-    short_documents: str = "skip"  # the paper kept only documents long enough for its spans
-    temperature: float = 0.05
-    contrastive_weight: float = 1.0
-    mlm_weight: float = 1.0
-    mlm_probability: float = 0.15
-    mini_batch_size: int = 0  # 0: the whole batch in one pass; N: CachedDeCLUTRLoss with N spans at a time
-    mlm_head_warmup_steps: int = 0
-    mlm_head_learning_rate: float = 1e-3
-    save_masked_lm: bool = False
-    eval_tasks: list[str] = field(default_factory=lambda: ["stsb-test"])
-    eval_batch_size: int = 64
-    eval_max_rows: int | None = None  # None: every row of each evaluation task
-    push_to_hub: str | None = None  # a Hub repo id: publish the run when it ends
+
+@dataclass
+class DeCLUTRConfig:
+    """One DeCLUTR run: model and data, span sampling (§3.2), objective, evaluation and optimisation (§4); each
+    field is the command-line option of the same name."""
+
+    model: str | None = shared.model("base model: a local folder or Hub id (SentenceTransformer or *ForMaskedLM "
+                                     f"checkpoint); {shared.DEFAULT_MODEL_HELP}")
+    dataset: str = shared.dataset("wiki", "documents: a shared corpus (wiki, books, both), a .jsonl(.gz)/.txt file, a "
+                                  "saved dataset folder or a Hub dataset id", deprecated=("--documents",))
+    text_field: str = shared.text_field()
+    max_rows: int | None = shared.max_rows(what="documents", deprecated=("--max-documents",))
+    num_anchors: int = option(2, group=SPANS, help="anchor spans per document (A)")
+    num_positives: int = option(2, group=SPANS, help="positive spans per anchor (P)")
+    min_span_length: int = option(32, group=SPANS, deprecated=("--min-length",), help="shortest span in tokens (ℓ_min)")
+    max_span_length: int = option(512, group=SPANS, deprecated=("--max-length",), help="longest span in tokens "
+                                  "(ℓ_max); lowered to fit the model's position embeddings with its special tokens")
+    strategy: str = option("default", group=SPANS, choices=STRATEGIES, help="positive placement: overlapping, "
+                           "adjacent and subsumed (default) or one kind only")
+    min_anchor_gap: int | None = option(None, group=SPANS, help="minimum tokens between anchors of a document; "
+                                        "default --max-span-length (reference code; the ACL text says twice that)")
+    # The paper kept only documents long enough for its spans.
+    short_documents: str = option("skip", group=SPANS, choices=SHORT_DOCUMENTS, help="documents too short for A "
+                                  "anchors of ℓ_max tokens and their gaps: skip and count them (the paper kept only "
+                                  "documents of 2·A·ℓ_max tokens or more), stop with an error, or shrink their spans")
+    temperature: float = option(0.05, group=OBJECTIVE, help="NT-Xent temperature τ")
+    contrastive_weight: float = option(1.0, group=OBJECTIVE, help="weight of NT-Xent (0: MLM only)")
+    mlm_weight: float = option(1.0, group=OBJECTIVE, help="weight of MLM (0: contrastive only)")
+    mlm_probability: float = option(0.15, group=OBJECTIVE, help="share of anchor tokens masked")
+    mini_batch_size: int = option(0, group=OBJECTIVE, help="embed N spans at a time with GradCache "
+                                  "(CachedDeCLUTRLoss): memory of N spans for any --batch-size, same loss and "
+                                  "gradients (0: one pass)")
+    mlm_head_warmup_steps: int = option(0, group=OBJECTIVE, help="when the base ships no MLM head: train the new head "
+                                        "alone (encoder frozen, MLM only) for this many steps before joint training")
+    mlm_head_learning_rate: float = option(1e-3, group=OBJECTIVE, help="peak learning rate of those head-only steps "
+                                           "(linear decay, no warm-up)")
+    save_masked_lm: bool = option(False, group=OUTPUT, help="also write the encoder with its MLM head (*ForMaskedLM) "
+                                  "to <output>/masked-lm, to continue training later")
+    eval_tasks: list[str] = shared.eval_tasks(["stsb-test"])
+    eval_batch_size: int = shared.eval_batch_size()
+    eval_max_rows: int | None = shared.eval_max_rows()
+    output: str | None = shared.output(help="output folder; default runs/<name>")
+    name: str | None = shared.name("model name: declutr-small for a 6-layer base, declutr-base for 12 layers (the "
+                                   "paper's names), declutr-<L>layer otherwise")
+    push_to_hub: str | None = shared.push_to_hub()
     training: TrainSettings = field(
         default_factory=lambda: TrainSettings(batch_size=16, learning_rate=5e-5, weight_decay=0.1, save_steps=500)
     )
 
+    option_help: ClassVar[dict[str, str]] = {"batch_size": "documents per batch (N)"}
+
 
 def build_parser() -> argparse.ArgumentParser:
-    defaults = DeCLUTRConfig()
-    parser = argparse.ArgumentParser(
-        prog="st-contrastive declutr",
-        description="DeCLUTR: continue training an encoder with NT-Xent over sampled spans plus MLM on the anchors. "
-        "Defaults are the paper's (§4); the checkpoint is a plain Transformer + Pooling SentenceTransformer.",
-        formatter_class=DefaultsHelpFormatter,
-    )
-    data = parser.add_argument_group("model and data")
-    data.add_argument("--model", default=defaults.model, help="base model: local path or Hub id (SentenceTransformer or "
-                      "*ForMaskedLM checkpoint); default all-MiniLM-L6-v2 from the default-model extra")
-    data.add_argument("--documents", default=defaults.documents, help="documents: a shared corpus (wiki, books, both), "
-                      "a .jsonl(.gz)/.txt file, a saved dataset folder or a Hub dataset id")
-    data.add_argument("--text-field", default=defaults.text_field, help="field holding the document text")
-    data.add_argument("--max-documents", type=int, default=defaults.max_documents,
-                      help="use only the first N documents (unset: all)")
-    data.add_argument("--output", default=defaults.output, help="output folder; default runs/<name>")
-    data.add_argument("--name", default=defaults.name, help="model name: declutr-small for a 6-layer base, declutr-base "
-                      "for 12 layers (the paper's names), declutr-<L>layer otherwise")
-
-    spans = parser.add_argument_group("span sampling (paper §3.2)")
-    spans.add_argument("--num-anchors", type=int, default=defaults.num_anchors, help="anchor spans per document (A)")
-    spans.add_argument("--num-positives", type=int, default=defaults.num_positives, help="positive spans per anchor (P)")
-    spans.add_argument("--min-length", type=int, default=defaults.min_length, help="shortest span in tokens (ℓ_min)")
-    spans.add_argument("--max-length", type=int, default=defaults.max_length, help="longest span in tokens (ℓ_max); "
-                       "lowered to fit the model's position embeddings with its special tokens")
-    spans.add_argument("--strategy", choices=STRATEGIES, default=defaults.strategy,
-                       help="positive placement: overlapping, adjacent and subsumed (default) or one kind only")
-    spans.add_argument("--min-anchor-gap", type=int, default=defaults.min_anchor_gap, help="minimum tokens between "
-                       "anchors of a document; default max_length (reference code; the ACL text says 2·max_length)")
-    spans.add_argument("--short-documents", choices=SHORT_DOCUMENTS, default=defaults.short_documents,
-                       help="documents too short for A anchors of max_length tokens and their gaps: skip and count "
-                       "them (the paper kept only documents of 2·A·ℓmax tokens or more), stop with an error, or "
-                       "shrink their spans")
-
-    objective = parser.add_argument_group("objective")
-    objective.add_argument("--temperature", type=float, default=defaults.temperature, help="NT-Xent temperature τ")
-    objective.add_argument("--contrastive-weight", type=float, default=defaults.contrastive_weight,
-                           help="weight of NT-Xent (0: MLM only)")
-    objective.add_argument("--mlm-weight", type=float, default=defaults.mlm_weight, help="weight of MLM (0: contrastive only)")
-    objective.add_argument("--mlm-probability", type=float, default=defaults.mlm_probability,
-                           help="share of anchor tokens masked")
-    objective.add_argument("--mlm-head-warmup-steps", type=int, default=defaults.mlm_head_warmup_steps,
-                           help="when the base ships no MLM head: train the new head alone (encoder frozen, MLM "
-                           "only) for this many steps before joint training")
-    objective.add_argument("--mlm-head-learning-rate", type=float, default=defaults.mlm_head_learning_rate,
-                           help="peak learning rate of those head-only steps (linear decay, no warm-up)")
-    objective.add_argument("--mini-batch-size", type=int, default=defaults.mini_batch_size,
-                           help="embed N spans at a time with GradCache (CachedDeCLUTRLoss): memory of N spans for any "
-                           "--batch-size, same loss and gradients (0: one pass)")
-    objective.add_argument("--save-masked-lm", action="store_true", help="also write the encoder with its MLM head "
-                           "(*ForMaskedLM) to <output>/masked-lm, to continue training later")
-
-    add_training_arguments(parser, defaults.training, batch_size_help="documents per batch (N)")
-
-    evaluation = parser.add_argument_group("evaluation")
-    evaluation.add_argument("--eval-tasks", nargs="*", default=defaults.eval_tasks, help="tasks evaluated before and "
-                            "after training (see `st-contrastive evaluate --help`)")
-    evaluation.add_argument("--eval-batch-size", type=int, default=defaults.eval_batch_size,
-                            help="batch size for encoding evaluation data")
-    evaluation.add_argument("--eval-max-rows", type=int, default=defaults.eval_max_rows,
-                            help="evaluate on at most N rows of each task (quick checks only; unset: all)")
-    add_push_argument(parser)
-    return parser
+    return options.build_parser(
+        DeCLUTRConfig, "st-contrastive declutr",
+        "DeCLUTR: continue training an encoder with NT-Xent over sampled spans plus MLM on the anchors. Defaults are "
+        "the paper's (§4); the checkpoint is a plain Transformer + Pooling SentenceTransformer.")
 
 
 def check_inputs(config: DeCLUTRConfig) -> Path | None:
@@ -147,15 +111,15 @@ def check_inputs(config: DeCLUTRConfig) -> Path | None:
     model loads (its default name depends on the model's depth)."""
     checks = SettingChecks()
     checks.model(config.model)
-    checks.source(config.documents, "--documents", tuple(SHARED_CORPORA))
-    checks.at_least("--max-documents", config.max_documents, 1)
+    checks.source(config.dataset, "--dataset", tuple(SHARED_CORPORA))
+    checks.at_least("--max-rows", config.max_rows, 1)
     checks.at_least("--num-anchors", config.num_anchors, 1)
     checks.at_least("--num-positives", config.num_positives, 1)
-    checks.at_least("--min-length", config.min_length, 1)
-    checks.at_least("--max-length", config.max_length, 1)
-    if 1 <= config.max_length < config.min_length:
-        checks.add("--max-length", config.max_length, f"is below --min-length {config.min_length}: raise it, or "
-                   "lower --min-length")
+    checks.at_least("--min-span-length", config.min_span_length, 1)
+    checks.at_least("--max-span-length", config.max_span_length, 1)
+    if 1 <= config.max_span_length < config.min_span_length:
+        checks.add("--max-span-length", config.max_span_length, f"is below --min-span-length "
+                   f"{config.min_span_length}: raise it, or lower --min-span-length")
     checks.choice("--strategy", config.strategy, STRATEGIES)
     checks.at_least("--min-anchor-gap", config.min_anchor_gap, 0)
     checks.choice("--short-documents", config.short_documents, SHORT_DOCUMENTS)
@@ -242,13 +206,13 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
 
     def span_sampler(max_length: int) -> SpanSampler:
         return SpanSampler(num_anchors=config.num_anchors, num_positives=config.num_positives,
-                           min_length=min(config.min_length, max_length), max_length=max_length,
+                           min_length=min(config.min_span_length, max_length), max_length=max_length,
                            strategy=config.strategy, min_anchor_gap=config.min_anchor_gap,
                            short_documents=config.short_documents, seed=config.training.seed,
                            messages_for="command-line")
 
-    span_sampler(config.max_length)  # bad span settings stop here, before the model and the corpus load
-    documents = load_corpus(config.documents, config.text_field, limit=config.max_documents)
+    span_sampler(config.max_span_length)  # bad span settings stop here, before the model and the corpus load
+    documents = load_corpus(config.dataset, config.text_field, limit=config.max_rows)
     torch.manual_seed(config.training.seed)
     model = SentenceTransformer(config.model or default_model())
     sentence_encoder = is_sentence_encoder(config.model or default_model())
@@ -261,11 +225,12 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
         clear_for_overwrite(output, config.training.overwrite)
     limit, why = input_token_limit(model)
     specials = sum(map(len, special_token_template(model.tokenizer)))
-    max_length = min(config.max_length, limit - specials)
-    if max_length < config.max_length:
-        logger.warning("--max-length %d lowered to %d: with %d special tokens that is what the model takes (%s)%s",
-                       config.max_length, max_length, specials, why,
-                       f"; --min-length {config.min_length} lowered with it" if max_length < config.min_length else "")
+    max_length = min(config.max_span_length, limit - specials)
+    if max_length < config.max_span_length:
+        logger.warning("--max-span-length %d lowered to %d: with %d special tokens that is what the model takes "
+                       "(%s)%s", config.max_span_length, max_length, specials, why,
+                       f"; --min-span-length {config.min_span_length} lowered with it"
+                       if max_length < config.min_span_length else "")
     sampler = span_sampler(max_length)
     dataset = prepare_declutr_dataset(documents, model.tokenizer, sampler)
     logger.info("Training on %d documents", len(dataset))
@@ -277,6 +242,8 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
 
     main_process = is_main_process()
+    if main_process:
+        logger.info(shared.evaluation_line(config.eval_tasks))
     before = (evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size,
                             max_rows=config.eval_max_rows)
               if config.eval_tasks and main_process else {})
@@ -302,7 +269,7 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
         "method": "declutr",
         "model": config.model or "all-MiniLM-L6-v2 (default-model extra)",
         "output": str(output),
-        "config": asdict(config) | {"max_length": max_length, "min_length": sampler.min_length,
+        "config": asdict(config) | {"max_span_length": max_length, "min_span_length": sampler.min_length,
                                     "documents_used": len(dataset), "documents_skipped": len(documents) - len(dataset)},
         "train": run.summary(),
         "mlm_head_warmup": head_warmup.summary() if head_warmup else None,
@@ -312,7 +279,7 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     }
     results = write_run_results(output, results, run)
     if after:
-        print(reading(sentence_encoder, config.documents))
+        print(reading(sentence_encoder, config.dataset))
     publish(output, config.push_to_hub)
     return results
 
@@ -344,7 +311,7 @@ def warm_up_mlm_head(model, loss, dataset, collator, config: DeCLUTRConfig, outp
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    return train_declutr(DeCLUTRConfig.from_args(args))
+    return train_declutr(options.config_from_args(DeCLUTRConfig, args))
 
 
 if __name__ == "__main__":

@@ -17,12 +17,16 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from st_contrastive import options
+from st_contrastive.options import TRAINING, option
 from st_contrastive.recipes import declutr as declutr_recipe
+from st_contrastive.recipes import shared_options as shared
 from st_contrastive.recipes import simcse as simcse_recipe
-from st_contrastive.recipes.declutr import DeCLUTRConfig, build_parser, train_declutr
+from st_contrastive.recipes.declutr import DeCLUTRConfig, train_declutr
+from st_contrastive.recipes.declutr import build_parser as declutr_parser
 from st_contrastive.recipes.input_checks import SettingChecks
 from st_contrastive.recipes.push import refuse_push_in_comparison
 from st_contrastive.recipes.run_folder import (
@@ -44,8 +48,8 @@ VARIANTS = {
 def simcse_config(base: DeCLUTRConfig, output: Path):
     """The SimCSE control at the DeCLUTR run's budget: sentences per batch = documents x anchors."""
     training = replace(base.training, batch_size=base.training.batch_size * base.num_anchors)
-    return simcse_recipe.SimCSEConfig(model=base.model, documents=base.documents, text_field=base.text_field,
-                                      max_documents=base.max_documents, temperature=base.temperature,
+    return simcse_recipe.SimCSEConfig(model=base.model, dataset=base.dataset, text_field=base.text_field,
+                                      max_rows=base.max_rows, temperature=base.temperature,
                                       output=str(output), eval_tasks=base.eval_tasks,
                                       eval_batch_size=base.eval_batch_size,
                                       eval_max_rows=base.eval_max_rows, training=training)
@@ -90,19 +94,29 @@ def check_ablation(args: argparse.Namespace, overwrite: bool, configs: dict) -> 
     checks.done()
 
 
+@dataclass
+class AblationConfig:
+    """The ablation's own options; every other option is a `st-contrastive declutr` option for every variant."""
+
+    model: str = option(help="the MLM-pretrained base every variant starts from")
+    variants: list[str] = option(["mlm-only", "contrastive-only", "declutr"], group=TRAINING, choices=list(VARIANTS),
+                                 help="what to train from the base (the base itself is always evaluated)")
+    eval_tasks: list[str] = shared.eval_tasks(["stsb-dev", "stsb-test", "sick-test"],
+                                              when="for the base and every variant")
+    output: str = shared.output("runs/declutr-ablation", help="folder for the variants and the table")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    return options.build_parser(AblationConfig, "st-contrastive declutr-ablation", __doc__)
+
+
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(prog="st-contrastive declutr-ablation", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, help="the MLM-pretrained base every variant starts from")
-    parser.add_argument("--output", default="runs/declutr-ablation", help="folder for the variants and the table")
-    parser.add_argument("--eval-tasks", nargs="*", default=["stsb-dev", "stsb-test", "sick-test"],
-                        help="tasks to compare")
-    parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=["mlm-only", "contrastive-only",
-                        "declutr"], help="what to train from the base (the base itself is always evaluated)")
-    args, declutr_options = parser.parse_known_args(argv)
+    parser = build_parser()
+    parsed, declutr_options = parser.parse_known_args(argv)
+    args = options.config_from_args(AblationConfig, parsed)
     refuse_push_in_comparison(parser, declutr_options)
     refuse_in_comparison(parser, declutr_options, refused=("--resume-from-checkpoint",))
-    base = DeCLUTRConfig.from_args(build_parser().parse_args(declutr_options))
+    base = options.config_from_args(DeCLUTRConfig, declutr_parser().parse_args(declutr_options))
     base = replace(base, model=args.model, eval_tasks=args.eval_tasks)
     output = Path(args.output)
     configs = variant_configs(base, output, args.variants)
@@ -157,10 +171,11 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 def plot(table: dict[str, dict[str, float]], path: Path) -> None:
-    import matplotlib
+    from st_contrastive.reporting import pyplot_or_none
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot_or_none(path)
+    if plt is None:
+        return
 
     tasks = [t for t in next(iter(table.values())) if t != "avg"]
     fig, ax = plt.subplots(figsize=(7, 4))

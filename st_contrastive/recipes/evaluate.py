@@ -6,8 +6,10 @@ import argparse
 import os
 import re
 import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from st_contrastive import options
 from st_contrastive.evaluation.protocol import (
     MRPC_FEATURES,
     SEED,
@@ -16,112 +18,78 @@ from st_contrastive.evaluation.protocol import (
     TransferProtocol,
     expand_tasks,
 )
+from st_contrastive.options import EVALUATION, OUTPUT, option
+from st_contrastive.recipes import shared_options as shared
 from st_contrastive.recipes.input_checks import SettingChecks
+
+SHORTCUTS_HELP = "; ".join(f"{name} = {' '.join(members)}" for name, members in SHORTCUTS.items())
+
+
+@dataclass
+class EvaluateConfig:
+    """``st-contrastive evaluate MODEL``'s options, each field the option of the same name."""
+
+    model: str = option(positional=True, metavar="MODEL", help="a local SentenceTransformer folder or a Hugging Face "
+                        "Hub id (e.g. sentence-transformers/all-MiniLM-L6-v2)")
+    eval_tasks: list[str] = option(["sts", "transfer"], group=EVALUATION, metavar="TASK", deprecated=("--tasks",),
+                                   help=f"tasks to run, any of: {', '.join(VALID_TASKS)}; shortcuts: {SHORTCUTS_HELP}")
+    eval_batch_size: int = shared.eval_batch_size(deprecated=("--batch-size",))
+    eval_folds: int = option(10, group=EVALUATION, deprecated=("--folds",), help="cross-validation folds (10, as "
+                             "SentEval): outer folds for MR/CR/SUBJ/MPQA, C-selection folds on train for TREC/MRPC")
+    inner_folds: int | None = option(None, group=EVALUATION, help="folds that pick C inside each outer fold of "
+                                     "MR/CR/SUBJ/MPQA (unset: same as --eval-folds, as SentEval)")
+    eval_max_rows: int | None = option(None, group=EVALUATION, deprecated=("--max-rows",), help="quick runs only: the "
+                                       "first N pairs of each STS split, a seeded random N rows of each transfer split")
+    mrpc_features: str = option("senteval", group=EVALUATION, choices=MRPC_FEATURES, help="MRPC pair features: "
+                                "senteval = (|u-v|, u*v) as SentEval's code; full = (u, v, |u-v|, u*v)")
+    seed: int = option(SEED, group=EVALUATION, help="seed of the CV fold shuffling and of --eval-max-rows (1111, as "
+                       "SentEval)")
+    device: str | None = option(None, help="torch device such as cpu, cuda, cuda:1 or mps (unset: auto)")
+    trust_remote_code: bool = option(False, help="allow custom modules in the checkpoint (needed for multi-view "
+                                     "checkpoints of this plugin)")
+    num_threads: int | None = option(None, help="torch intra-op threads (unset: torch's choice); on a CPU shared with "
+                                     "other jobs 1 can be faster (encoding was 2x faster with 1 than with 2 on 2 busy "
+                                     "cores)")
+    no_progress: bool = option(False, group=OUTPUT, help="hide the progress bar over tasks")
+    output: str | None = option(None, group=OUTPUT, help="where to write the JSON results (unset: "
+                                "MODEL/evaluation_results.json when MODEL is a local folder, else "
+                                "./evaluation_results.json)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="st-contrastive evaluate",
-        description=(
-            "Evaluate a SentenceTransformer on STS (cosine Spearman x 100) and SentEval-style transfer tasks "
-            "(logistic regression on frozen embeddings, test accuracy x 100), print a table and write JSON."
-        ),
-    )
-    parser.add_argument(
-        "model",
-        metavar="MODEL",
-        help="a local SentenceTransformer folder or a Hugging Face Hub id (e.g. sentence-transformers/all-MiniLM-L6-v2)",
-    )
-    shortcuts = "; ".join(f"{name} = {' '.join(members)}" for name, members in SHORTCUTS.items())
-    parser.add_argument(
-        "--tasks",
-        nargs="+",
-        default=["sts", "transfer"],
-        metavar="TASK",
-        help=f"tasks to run (default: sts transfer), any of: {', '.join(VALID_TASKS)}; shortcuts: {shortcuts}",
-    )
-    parser.add_argument(
-        "--output",
-        default=None,
-        help="where to write the JSON results (default: MODEL/evaluation_results.json when MODEL is a local "
-        "folder, else ./evaluation_results.json)",
-    )
-    parser.add_argument("--batch-size", type=int, default=64, help="encoding batch size (default: 64)")
-    parser.add_argument("--device", default=None, help="torch device such as cpu, cuda, cuda:1 or mps (default: auto)")
-    parser.add_argument(
-        "--folds",
-        type=int,
-        default=10,
-        help="cross-validation folds (default: 10, as SentEval): outer folds for MR/CR/SUBJ/MPQA, C-selection folds "
-        "on train for TREC/MRPC",
-    )
-    parser.add_argument(
-        "--inner-folds",
-        type=int,
-        default=None,
-        help="folds that pick C inside each outer fold of MR/CR/SUBJ/MPQA (default: same as --folds, as SentEval)",
-    )
-    parser.add_argument(
-        "--max-rows",
-        type=int,
-        default=None,
-        help="quick runs only: the first N pairs of each STS split, a seeded random N rows of each transfer split",
-    )
-    parser.add_argument(
-        "--mrpc-features",
-        choices=MRPC_FEATURES,
-        default="senteval",
-        help="MRPC pair features: senteval = (|u-v|, u*v) as SentEval's code (default); full = (u, v, |u-v|, u*v)",
-    )
-    parser.add_argument(
-        "--seed",
-        type=int,
-        default=SEED,
-        help="seed of the CV fold shuffling and of --max-rows (default: 1111, as SentEval)",
-    )
-    parser.add_argument(
-        "--trust-remote-code",
-        action="store_true",
-        help="allow custom modules in the checkpoint (needed for multi-view checkpoints of this plugin)",
-    )
-    parser.add_argument(
-        "--num-threads",
-        type=int,
-        default=None,
-        help="torch intra-op threads (default: torch's choice); on a CPU shared with other jobs 1 can be faster "
-        "(encoding was 2x faster with 1 than with 2 on 2 busy cores)",
-    )
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar over tasks")
-    return parser
+    return options.build_parser(
+        EvaluateConfig, "st-contrastive evaluate",
+        "Evaluate a SentenceTransformer on STS (cosine Spearman x 100) and SentEval-style transfer tasks (logistic "
+        "regression on frozen embeddings, test accuracy x 100), print a table and write JSON.")
 
 
 def default_output(model: str) -> Path:
     return Path(model) / "evaluation_results.json" if Path(model).is_dir() else Path("evaluation_results.json")
 
 
-def check_inputs(args: argparse.Namespace) -> None:
+def check_inputs(args: EvaluateConfig) -> None:
     """Every option, from the arguments alone and before the model loads; all problems at once (a
     ``SettingError``)."""
     checks = SettingChecks()
     checks.model(args.model, "MODEL")
-    checks.call("--tasks", args.tasks, lambda: expand_tasks(args.tasks))
+    checks.call("--eval-tasks", args.eval_tasks, lambda: expand_tasks(args.eval_tasks))
     if args.output and Path(args.output).is_dir():
         checks.add("--output", args.output, "is a folder: name the JSON file to write")
-    checks.at_least("--batch-size", args.batch_size, 1)
+    checks.at_least("--eval-batch-size", args.eval_batch_size, 1)
     if args.device is not None and not re.fullmatch(r"(cpu|cuda|mps|xpu|npu|hpu)(:\d+)?", args.device):
         checks.add("--device", args.device, "use cpu, cuda, cuda:N, mps, xpu or npu")
-    checks.at_least("--folds", args.folds, 2)
+    checks.at_least("--eval-folds", args.eval_folds, 2)
     checks.at_least("--inner-folds", args.inner_folds, 2)
-    checks.at_least("--max-rows", args.max_rows, 1)
+    checks.at_least("--eval-max-rows", args.eval_max_rows, 1)
     checks.seed("--seed", args.seed)
     checks.at_least("--num-threads", args.num_threads, 1)
     checks.done()
 
 
 def main(argv: list[str] | None = None) -> dict[str, dict]:
-    args = build_parser().parse_args(argv)
+    args = options.config_from_args(EvaluateConfig, build_parser().parse_args(argv))
     check_inputs(args)  # a bad task name or path fails here, before a model loads
-    tasks = expand_tasks(args.tasks)
+    tasks = expand_tasks(args.eval_tasks)
     # Imported here, not at the top: the parser above must build without torch (instant --help).
     import torch
     from sentence_transformers import SentenceTransformer
@@ -135,11 +103,11 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         torch.set_num_threads(args.num_threads)
     model = SentenceTransformer(args.model, device=args.device, trust_remote_code=args.trust_remote_code)
     start = time.perf_counter()
-    protocol = TransferProtocol(args.folds, args.inner_folds, args.mrpc_features, args.seed)
-    results = evaluate_model(model, tasks, args.batch_size, args.max_rows, protocol, show_progress=not args.no_progress)
+    protocol = TransferProtocol(args.eval_folds, args.inner_folds, args.mrpc_features, args.seed)
+    results = evaluate_model(model, tasks, args.eval_batch_size, args.eval_max_rows, protocol, show_progress=not args.no_progress)
     seconds = round(time.perf_counter() - start, 1)
     print(format_results_table(results))
-    settings = {k: v for k, v in vars(args).items() if k not in ("model", "tasks", "output", "no_progress")}
+    settings = {k: v for k, v in asdict(args).items() if k not in ("model", "eval_tasks", "output", "no_progress")}
     path = write_results_json(
         results,
         args.output or default_output(args.model),

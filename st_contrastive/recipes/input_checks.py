@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from st_contrastive.extras import MissingExtra
+
 # A Hub id: "name" or "owner/name", without a file extension a local file would have.
 _HUB_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$")
 _FILE_SUFFIXES = (".jsonl", ".json", ".gz", ".txt", ".tsv", ".csv", ".parquet", ".ndjson")
@@ -192,7 +194,7 @@ def parser_problem(spec: str) -> str | None:
     backend, _, model = spec.partition(":")
     if backend == "spacy":
         if not installed("spacy"):
-            return "needs spaCy: pip install 'st-contrastive[spacy]'"
+            return str(MissingExtra("spacy", "parsing"))
         name = model or DEFAULT_SPACY_MODEL
         if not Path(name).expanduser().is_dir() and not installed(name):
             return (f"no spaCy model {name} installed (a package or a folder): python -m spacy download NAME, or "
@@ -200,7 +202,7 @@ def parser_problem(spec: str) -> str | None:
         return None
     if backend == "stanza":
         if not installed("stanza"):
-            return "needs stanza: pip install stanza"
+            return str(MissingExtra("stanza", "parsing"))
         if model and not Path(model).expanduser().is_dir():
             return f"no such folder {model} (stanza:DIR names a folder of stanza models)"
         return None

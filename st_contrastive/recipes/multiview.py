@@ -1,6 +1,6 @@
 """Multi-view structured sentence encoders (Simoulin & Crabbé, 2021): two views, context prediction, evaluation.
 
-    st-contrastive multiview --views dep,seq [--corpus books] [--max-steps N ...]
+    st-contrastive multiview --views dep,seq [--dataset books] [--max-steps N ...]
 """
 
 from __future__ import annotations
@@ -9,14 +9,18 @@ import argparse
 import logging
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import ClassVar
 
+from st_contrastive import options
 from st_contrastive.evaluation.protocol import TransferProtocol, expand_tasks
-from st_contrastive.recipes.help_format import DefaultsHelpFormatter
+from st_contrastive.extras import MissingExtra
+from st_contrastive.options import EVALUATION, option
+from st_contrastive.recipes import shared_options as shared
 from st_contrastive.recipes.input_checks import SettingChecks, check_training, installed
 from st_contrastive.recipes.parse import SINGLE_FILE_CORPORA, check_corpus_file, corpus_file
-from st_contrastive.recipes.push import add_push_argument, check_push, publish
+from st_contrastive.recipes.push import check_push, publish
 from st_contrastive.recipes.run_folder import check_run_folder, clear_for_overwrite, record_settings
-from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
+from st_contrastive.training.settings import TrainSettings
 
 logger = logging.getLogger(__name__)
 
@@ -26,32 +30,52 @@ VIEWS = ("seq", "dep", "const")
 PAPER_TASKS = ["mr", "cr", "subj", "mpqa", "trec", "mrpc", "sick-r", "sick-test"]
 
 
-@dataclass
-class MultiViewConfig(RecipeConfig):
-    """One multi-view run: corpus and parser, views and sizes, objective, evaluation, optimisation (A.2)."""
+VIEW_OPTIONS = "views (paper §2.2, A.2)"
 
-    views: str = "dep,seq"
-    corpus: str = "books"
-    parsed: str | None = None  # a parsed corpus (st-contrastive parse); None: parse --corpus into --parse-cache
-    max_documents: int | None = 300
-    max_sentences: int | None = None
-    parser: str = "spacy"
-    parse_cache: str = "runs/parsed"
-    word_dim: int = 128
-    dim: int = 256
-    vocabulary_size: int = 50_000
-    word_vectors: str | None = None
-    attention: bool = True
-    context_size: int = 1
-    symmetric: bool = True  # both scoring directions averaged: this package's addition; False is the paper's
-    eval_tasks: list[str] = field(default_factory=lambda: list(PAPER_TASKS))
-    eval_folds: int = 10
-    eval_max_rows: int | None = None
-    eval_batch_size: int = 256
-    output: str | None = None
-    push_to_hub: str | None = None  # a Hub repo id: publish the run when it ends
+
+@dataclass
+class MultiViewConfig:
+    """One multi-view run: corpus and parser, views and sizes, objective, evaluation, optimisation (A.2). Each field
+    is the command-line option of the same name."""
+
+    views: str = option("dep,seq", group=VIEW_OPTIONS, help=f"two of {', '.join(VIEWS)}, comma-separated (the same "
+                        "twice is the single-view control, e.g. seq,seq = QuickThought)")
+    dataset: str = shared.dataset("books", "documents in reading order: a shared corpus (books, wiki) or a "
+                                  ".jsonl(.gz)/.txt file; parsed once into --parse-cache", deprecated=("--corpus",))
+    parsed: str | None = option(None, help="an already parsed corpus (st-contrastive parse output); replaces "
+                                "--dataset")
+    max_rows: int | None = option(300, deprecated=("--max-documents",),
+                                  help="parse only the first N documents of --dataset (0: all)")
+    max_sentences: int | None = option(None, help="train on the first N parsed sentences (unset: all)")
+    parser: str = option("spacy", help="spacy, spacy:MODEL, stanza or stanza:DIR; also parses new text at encode time "
+                         "(saved with the model)")
+    parse_cache: str = option("runs/parsed", help="folder of parsed corpora and evaluation sentences, reused by later "
+                              "runs")
+    word_dim: int = option(128, group=VIEW_OPTIONS, help="word embedding size of trained embeddings (the paper: 300)")
+    dim: int = option(256, group=VIEW_OPTIONS, help="size of each view's sentence embedding (the paper: 2400, so 4800 "
+                      "in all)")
+    vocab_size: int = option(50_000, group=VIEW_OPTIONS, deprecated=("--vocabulary-size",), help="most frequent corpus "
+                             "words with an embedding (the paper: 50K); with --word-vectors, the vectors' words the "
+                             "corpus uses most, then the others in the vectors' order")
+    word_vectors: str | None = option(None, group=VIEW_OPTIONS, help="frozen pre-trained vectors instead: a GloVe text "
+                                      "file or spacy:en_core_web_md (the paper's GloVe configuration)")
+    attention: bool = option(True, group=VIEW_OPTIONS, flag="--no-attention", help="plain child sum in the DEP view "
+                             "instead of the paper's attentive one")
+    context_size: int = option(1, group=VIEW_OPTIONS, help="neighbours on each side that are positives")
+    # Both scoring directions averaged: this package's addition; False is the paper's.
+    symmetric: bool = option(True, group=VIEW_OPTIONS, flag="--no-symmetric", help="score only c(f(s), g(s')), the "
+                             "paper's objective (§2.1); by default the direction c(g(s), f(s')) is added and both are "
+                             "averaged, an addition of this package")
+    eval_tasks: list[str] = shared.eval_tasks(list(PAPER_TASKS), when="after training")
+    eval_folds: int = option(10, group=EVALUATION, help="cross-validation folds of the transfer tasks (SentEval: 10)")
+    eval_max_rows: int | None = shared.eval_max_rows()
+    eval_batch_size: int = shared.eval_batch_size(256)
+    output: str | None = shared.output(help="output folder; default runs/multiview-<views>")
+    push_to_hub: str | None = shared.push_to_hub()
     training: TrainSettings = field(default_factory=lambda: TrainSettings(
         batch_size=400, learning_rate=5e-4, warmup_ratio=0.0, max_steps=150, max_grad_norm=1.0))
+
+    option_help: ClassVar[dict[str, str]] = {"batch_size": "consecutive sentences per batch"}
 
     @property
     def view_pair(self) -> list[str]:
@@ -59,62 +83,12 @@ class MultiViewConfig(RecipeConfig):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    defaults = MultiViewConfig()
-    parser = argparse.ArgumentParser(
-        prog="st-contrastive multiview",
-        description="Multi-view structured sentence encoders: two views (SEQ bi-GRU, DEP attentive child-sum "
-        "Tree-LSTM, CONST binary Tree-LSTM) trained to find each sentence's neighbours with a bilinear score; the "
-        "embedding is [f(s); g(s)]. Defaults are the paper's (batch 400, Adam 5e-4, Xavier, no dropout) with a "
-        "small step budget. --max-steps 0 evaluates the untrained (random-init) encoders: the paper's control.",
-        formatter_class=DefaultsHelpFormatter,
-    )
-    data = parser.add_argument_group("corpus and parsing")
-    data.add_argument("--views", default=defaults.views, help=f"two of {', '.join(VIEWS)}, comma-separated (the same "
-                      "twice is the single-view control, e.g. seq,seq = QuickThought)")
-    data.add_argument("--corpus", default=defaults.corpus, help="documents in reading order: a shared corpus (books, "
-                      "wiki) or a .jsonl(.gz)/.txt file; parsed once into --parse-cache")
-    data.add_argument("--parsed", default=defaults.parsed, help="an already parsed corpus (st-contrastive parse "
-                      "output); replaces --corpus")
-    data.add_argument("--max-documents", type=int, default=defaults.max_documents,
-                      help="parse only the first N documents of --corpus (0: all)")
-    data.add_argument("--max-sentences", type=int, default=defaults.max_sentences,
-                      help="train on the first N parsed sentences (unset: all)")
-    data.add_argument("--parser", default=defaults.parser, help="spacy, spacy:MODEL, stanza or stanza:DIR; also "
-                      "parses new text at encode time (saved with the model)")
-    data.add_argument("--parse-cache", default=defaults.parse_cache, help="folder of parsed corpora and evaluation "
-                      "sentences, reused by later runs")
-    data.add_argument("--output", default=defaults.output, help="output folder; default runs/multiview-<views>")
-
-    model = parser.add_argument_group("views (paper §2.2, A.2)")
-    model.add_argument("--word-dim", type=int, default=defaults.word_dim, help="word embedding size of trained embeddings (the paper: 300)")
-    model.add_argument("--dim", type=int, default=defaults.dim, help="size of each view's sentence embedding "
-                       "(the paper: 2400, so 4800 in all)")
-    model.add_argument("--vocabulary-size", type=int, default=defaults.vocabulary_size,
-                       help="most frequent corpus words with an embedding (the paper: 50K); with --word-vectors, "
-                       "the vectors' words the corpus uses most, then the others in the vectors' order")
-    model.add_argument("--word-vectors", default=defaults.word_vectors, help="frozen pre-trained vectors instead: a "
-                       "GloVe text file or spacy:en_core_web_md (the paper's GloVe configuration)")
-    model.add_argument("--no-attention", dest="attention", action="store_false",
-                       help="plain child sum in the DEP view instead of the paper's attentive one")
-    model.add_argument("--context-size", type=int, default=defaults.context_size,
-                       help="neighbours on each side that are positives")
-    model.add_argument("--no-symmetric", dest="symmetric", action="store_false",
-                       help="score only c(f(s), g(s')), the paper's objective (§2.1); by default the direction "
-                       "c(g(s), f(s')) is added and both are averaged, an addition of this package")
-
-    add_training_arguments(parser, defaults.training, batch_size_help="consecutive sentences per batch")
-
-    evaluation = parser.add_argument_group("evaluation")
-    evaluation.add_argument("--eval-tasks", nargs="*", default=defaults.eval_tasks, help="tasks evaluated after "
-                            "training (see `st-contrastive evaluate --help`)")
-    evaluation.add_argument("--eval-folds", type=int, default=defaults.eval_folds, help="cross-validation folds of "
-                            "the transfer tasks (SentEval: 10)")
-    evaluation.add_argument("--eval-max-rows", type=int, default=defaults.eval_max_rows,
-                            help="quick runs only: a seeded random N rows of each task split")
-    evaluation.add_argument("--eval-batch-size", type=int, default=defaults.eval_batch_size,
-                            help="sentences per encoding batch")
-    add_push_argument(parser)
-    return parser
+    return options.build_parser(
+        MultiViewConfig, "st-contrastive multiview",
+        "Multi-view structured sentence encoders: two views (SEQ bi-GRU, DEP attentive child-sum Tree-LSTM, CONST "
+        "binary Tree-LSTM) trained to find each sentence's neighbours with a bilinear score; the embedding is [f(s); "
+        "g(s)]. Defaults are the paper's (batch 400, Adam 5e-4, Xavier, no dropout) with a small step budget. "
+        "--max-steps 0 evaluates the untrained (random-init) encoders: the paper's control.")
 
 
 def check_inputs(config: MultiViewConfig) -> Path:
@@ -126,19 +100,19 @@ def check_inputs(config: MultiViewConfig) -> Path:
         checks.add("--views", config.views, f"two of {', '.join(VIEWS)}, comma-separated (e.g. dep,seq)")
     if config.parsed is not None:
         checks.existing_file(config.parsed, "--parsed")
-    elif config.corpus not in SINGLE_FILE_CORPORA:
-        checks.call("--corpus", config.corpus, lambda: check_corpus_file(config.corpus, "--corpus"))
-    checks.at_least("--max-documents", config.max_documents, 0, why=" (0: all)")
+    elif config.dataset not in SINGLE_FILE_CORPORA:
+        checks.call("--dataset", config.dataset, lambda: check_corpus_file(config.dataset, "--dataset"))
+    checks.at_least("--max-rows", config.max_rows, 0, why=" (0: all)")
     checks.at_least("--max-sentences", config.max_sentences, 1)
     checks.parser(config.parser)
     if Path(config.parse_cache).exists() and not Path(config.parse_cache).is_dir():
         checks.add("--parse-cache", config.parse_cache, "is a file: pass a folder (created if missing)")
     checks.at_least("--word-dim", config.word_dim, 1)
     checks.at_least("--dim", config.dim, 1)
-    checks.at_least("--vocabulary-size", config.vocabulary_size, 1)
+    checks.at_least("--vocab-size", config.vocab_size, 1)
     if config.word_vectors and config.word_vectors.startswith("spacy:"):
         if not installed("spacy"):
-            checks.add("--word-vectors", config.word_vectors, "needs spaCy: pip install 'st-contrastive[spacy]'")
+            checks.add("--word-vectors", config.word_vectors, str(MissingExtra("spacy", "parsing")))
     else:
         checks.existing_file(config.word_vectors, "--word-vectors")
     checks.at_least("--context-size", config.context_size, 1)
@@ -157,13 +131,13 @@ def check_inputs(config: MultiViewConfig) -> Path:
 
 
 def parsed_corpus(config: MultiViewConfig, parser) -> Path:
-    """The parsed corpus to train on: ``--parsed``, or ``--corpus`` parsed (resumably) into the parse cache."""
+    """The parsed corpus to train on: ``--parsed``, or ``--dataset`` parsed (resumably) into the parse cache."""
     from st_contrastive.parsing import parse_corpus
 
     if config.parsed:
         return Path(config.parsed)
-    corpus = Path(corpus_file(config.corpus))
-    documents = config.max_documents or None
+    corpus = Path(corpus_file(config.dataset))
+    documents = config.max_rows or None
     name = f"{corpus.name.split('.')[0]}-{documents or 'all'}docs-{parser.name.replace(':', '_')}.jsonl.gz"
     path = Path(config.parse_cache) / name
     parse_corpus(corpus, path, parser, limit_documents=documents)
@@ -196,7 +170,7 @@ def train_multiview(config: MultiViewConfig) -> dict:
     config = replace(config, training=replace(config.training, output_dir=str(output / "checkpoints")))
     torch.manual_seed(config.training.seed)
     model = multiview_model(views, sentences, parser=config.parser, word_dim=config.word_dim, dim=config.dim,
-                            attention=config.attention, max_words=config.vocabulary_size, word_vectors=vectors)
+                            attention=config.attention, max_words=config.vocab_size, word_vectors=vectors)
     model[0].add_parses(sentences)
     derived = sum(s.constituency is None or s.constituency_source == "head-projection" for s in sentences)
     logger.info("Training %s on %d sentences of %s; constituency trees derived by head projection: %d of %d",
@@ -218,6 +192,7 @@ def train_multiview(config: MultiViewConfig) -> dict:
     model.save(str(output))
 
     after = {}
+    logger.info(shared.evaluation_line(config.eval_tasks, "after training"))
     if config.eval_tasks:
         # Evaluation sentences are parsed as they are encoded, once for every run that shares the cache folder.
         model[0].cache_parses_in(Path(config.parse_cache) / f"evaluation-{parser.name.replace(':', '_')}.jsonl.gz")
@@ -244,7 +219,7 @@ def train_multiview(config: MultiViewConfig) -> dict:
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    return train_multiview(MultiViewConfig.from_args(args))
+    return train_multiview(options.config_from_args(MultiViewConfig, args))
 
 
 if __name__ == "__main__":

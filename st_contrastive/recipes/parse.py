@@ -1,7 +1,7 @@
-"""``st-contrastive parse CORPUS -o PARSED``: parse a corpus once into a cache of parsed sentences.
+"""``st-contrastive parse --dataset CORPUS --output PARSED``: parse a corpus once into a cache of parsed sentences.
 
 The multi-view encoders read trees, and parsing is the slow part of their data pipeline: this command does it
-once, resumably (re-run the same command after a crash or a ``--limit-documents`` run to continue). The summary
+once, resumably (re-run the same command after a crash or a ``--max-rows`` run to continue). The summary
 is printed and written to ``PARSED.summary.json``.
 """
 
@@ -10,10 +10,13 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from st_contrastive import options
 from st_contrastive.data_dir import SHARED_CORPORA
-from st_contrastive.recipes.help_format import DefaultsHelpFormatter
+from st_contrastive.options import OUTPUT, option
 from st_contrastive.recipes.input_checks import SettingChecks
 
 SINGLE_FILE_CORPORA = {name: files[0] for name, files in SHARED_CORPORA.items() if len(files) == 1}
@@ -28,7 +31,7 @@ def corpus_file(corpus: str) -> str:
     return corpus
 
 
-def check_corpus_file(corpus: str, option: str = "CORPUS") -> None:
+def check_corpus_file(corpus: str, option: str = "--dataset") -> None:
     """A corpus to parse must be a file of a known type with some text in it (an empty one would give empty
     outputs and exit 0). Cheap: it reads up to the first line with text, before any parser loads."""
     from st_contrastive.parsing.corpus import CORPUS_SUFFIXES
@@ -46,54 +49,62 @@ def check_corpus_file(corpus: str, option: str = "CORPUS") -> None:
         return  # damaged: the parse reports it with the line it stops at
 
 
-def check_inputs(args: argparse.Namespace) -> None:
-    """Every option, from the arguments alone and before a parser loads; all problems at once (a
-    ``SettingError``)."""
-    checks = SettingChecks()
-    if args.corpus not in SINGLE_FILE_CORPORA:
-        checks.call("CORPUS", args.corpus, lambda: check_corpus_file(args.corpus))
-    if not args.output.endswith(".jsonl.gz"):
-        checks.add("-o", args.output, "the parsed output must be a .jsonl.gz file")
-    elif Path(args.output).is_dir():
-        checks.add("-o", args.output, "is a folder: name the .jsonl.gz file to write (or to resume)")
-    checks.parser(args.parser)
-    checks.at_least("--batch-size", args.batch_size, 1)
-    checks.at_least("--max-words", args.max_words, 1)
-    checks.at_least("--limit-documents", args.limit_documents, 1)
-    checks.done()
+@dataclass
+class ParseConfig:
+    """``st-contrastive parse``'s options, each field the option of the same name."""
+
+    dataset: str | None = option(None, help=f"the corpus: {' or '.join(SINGLE_FILE_CORPORA)} (the shared corpora), "
+                                 "or a path: .jsonl / .jsonl.gz of documents (\"text\", optional \"id\"; one "
+                                 "paragraph per line, split into sentences by the parser) or .txt (one sentence per "
+                                 "line, never split)")
+    # The corpus was a positional argument before the option vocabulary: still read, with a deprecation line.
+    corpus: str | None = option(None, positional=True, metavar="CORPUS", help=argparse.SUPPRESS)
+    output: str | None = option(None, group=OUTPUT, metavar="PARSED", deprecated=("-o",), help="output .jsonl.gz")
+    parser: str = option("spacy", help="spacy, spacy:NAME_OR_PATH, stanza (models from stanza.download) or stanza:DIR "
+                         "(a local stanza model folder); nothing is downloaded")
+    batch_size: int = option(256, help="paragraphs (or lines) per parser call and per checkpoint")
+    max_words: int = option(128, help="reject sentences with more tokens than this")
+    max_rows: int | None = option(None, deprecated=("--limit-documents",), help="stop after this many documents (a "
+                                  "later run continues)")
+    no_progress: bool = option(False, group=OUTPUT, help="hide the progress bar")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="st-contrastive parse",
-        description="Parse a corpus into a .jsonl.gz of parsed sentences (tokens, POS, dependency tree, constituency "
-        "tree: the parser's, or head projection of the dependency parse where it has none). Rejected sentences go "
-        "to PARSED.rejected.tsv; re-running on the same PARSED resumes.",
-        formatter_class=DefaultsHelpFormatter,
-    )
-    parser.add_argument(
-        "corpus",
-        metavar="CORPUS",
-        help=f"{' or '.join(SINGLE_FILE_CORPORA)} (the shared corpora), or a path: .jsonl / .jsonl.gz of documents "
-        "(\"text\", optional \"id\"; one paragraph per line, split into sentences by the parser) or .txt (one "
-        "sentence per line, never split)",
-    )
-    parser.add_argument("-o", "--output", required=True, metavar="PARSED", help="output .jsonl.gz")
-    parser.add_argument(
-        "--parser",
-        default="spacy",
-        help="spacy, spacy:NAME_OR_PATH, stanza (models from stanza.download) or stanza:DIR (a local stanza model "
-        "folder); nothing is downloaded",
-    )
-    parser.add_argument(
-        "--batch-size", type=int, default=256, help="paragraphs (or lines) per parser call and per checkpoint"
-    )
-    parser.add_argument("--max-words", type=int, default=128, help="reject sentences with more tokens than this")
-    parser.add_argument(
-        "--limit-documents", type=int, default=None, help="stop after this many documents (a later run continues)"
-    )
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    return parser
+    return options.build_parser(
+        ParseConfig, "st-contrastive parse",
+        "Parse a corpus into a .jsonl.gz of parsed sentences (tokens, POS, dependency tree, constituency tree: the "
+        "parser's, or head projection of the dependency parse where it has none). Rejected sentences go to "
+        "PARSED.rejected.tsv; re-running on the same PARSED resumes.")
+
+
+def config_from_args(args: argparse.Namespace) -> ParseConfig:
+    config = options.config_from_args(ParseConfig, args)
+    if config.corpus is not None:
+        print(f"st-contrastive parse: warning: the corpus as a positional argument is deprecated and will be removed "
+              f"in the next release; use --dataset {config.corpus}", file=sys.stderr)
+        config = replace(config, dataset=config.dataset or config.corpus, corpus=None)
+    return config
+
+
+def check_inputs(args: ParseConfig) -> None:
+    """Every option, from the arguments alone and before a parser loads; all problems at once (a
+    ``SettingError``)."""
+    checks = SettingChecks()
+    if args.dataset is None:
+        checks.add("--dataset", None, "is required: the corpus to parse")
+    elif args.dataset not in SINGLE_FILE_CORPORA:
+        checks.call("--dataset", args.dataset, lambda: check_corpus_file(args.dataset, "--dataset"))
+    if args.output is None:
+        checks.add("--output", None, "is required: the .jsonl.gz file to write (or to resume)")
+    elif not args.output.endswith(".jsonl.gz"):
+        checks.add("--output", args.output, "the parsed output must be a .jsonl.gz file")
+    elif Path(args.output).is_dir():
+        checks.add("--output", args.output, "is a folder: name the .jsonl.gz file to write (or to resume)")
+    checks.parser(args.parser)
+    checks.at_least("--batch-size", args.batch_size, 1)
+    checks.at_least("--max-words", args.max_words, 1)
+    checks.at_least("--max-rows", args.max_rows, 1)
+    checks.done()
 
 
 def format_summary(summary: dict) -> str:
@@ -108,16 +119,16 @@ def format_summary(summary: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = build_parser().parse_args(argv)
+    args = config_from_args(build_parser().parse_args(argv))
     check_inputs(args)  # cheap checks first: a typo costs a second, not a model load
     from st_contrastive.parsing.corpus import parse_corpus
     from st_contrastive.parsing.make_parser import make_parser
 
-    corpus = corpus_file(args.corpus)
+    corpus = corpus_file(args.dataset)
     output = Path(args.output)
     parser = make_parser(args.parser)
     summary = parse_corpus(corpus, output, parser, batch_size=args.batch_size, max_words=args.max_words,
-                           limit_documents=args.limit_documents, show_progress=not args.no_progress)
+                           limit_documents=args.max_rows, show_progress=not args.no_progress)
     print(format_summary(summary))
     summary_path = output.with_name(output.name + ".summary.json")
     summary_path.write_text(json.dumps({**summary, "parser": parser.name, "corpus": str(corpus)}, indent=2))

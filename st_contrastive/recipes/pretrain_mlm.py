@@ -1,6 +1,6 @@
 """Recipe: pretrain a small BERT with masked language modelling on a document corpus.
 
-``st-contrastive pretrain-mlm --corpus both --output runs/mlm-small`` builds the MLM-pretrained base that DeCLUTR
+``st-contrastive pretrain-mlm --dataset both --output runs/mlm-small`` builds the MLM-pretrained base that DeCLUTR
 starts from when no pretrained English encoder can be downloaded. It prints a results table and writes it, with
 every setting, to ``pretraining.json`` next to the checkpoint.
 """
@@ -10,12 +10,16 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 
+from st_contrastive import options
 from st_contrastive.data_dir import SHARED_CORPORA
-from st_contrastive.recipes.help_format import DefaultsHelpFormatter
+from st_contrastive.options import EVALUATION, TRAINING, option, same_option
+from st_contrastive.recipes import shared_options as shared
 from st_contrastive.recipes.input_checks import TOKENIZER_FILES, SettingChecks
 from st_contrastive.recipes.run_folder import check_output, clear_for_overwrite, setting_changes
+from st_contrastive.training.settings import TrainSettings
 
 FINISHED = "pretraining.json"
 SETTINGS = "pretraining_settings.json"  # written when training starts (pretraining.masked_lm)
@@ -24,87 +28,71 @@ SETTINGS = "pretraining_settings.json"  # written when training starts (pretrain
 NOT_COMPARED_ON_RESUME = ("vocab_size", "max_minutes", "documents")
 
 
+MODEL = "model"
+
+
+@dataclass
+class PretrainMLMConfig:
+    """One MLM pretraining run; each field is the command-line option of the same name (the training options are
+    :class:`TrainSettings`' own declarations, with pretraining's defaults)."""
+
+    dataset: str = shared.dataset("both", "'wiki' (4,518 shared Wikipedia articles), 'books' (shared Gutenberg "
+                                  "chunks), 'both', or a path: .jsonl / .jsonl.gz (one JSON object per line, text in "
+                                  "--text-field), .txt (one document per line, or per blank-line separated block if the "
+                                  "file has blank lines), a saved Dataset folder, or a Hub dataset id",
+                                  deprecated=("--corpus",))
+    text_field: str = shared.text_field()
+    max_rows: int | None = shared.max_rows(what="documents of each corpus", deprecated=("--max-documents",))
+    tokenizer: str | None = option(None, help="path or Hub id of an existing tokenizer; default: train a new WordPiece "
+                                   "one")
+    vocab_size: int = option(8000, help="WordPiece vocabulary size when training one")
+    max_seq_length: int = option(128, help="tokens per packed block, [CLS] and [SEP] included")
+    eval_blocks: int = option(256, group=EVALUATION, help="held-out blocks for the MLM loss (at most 1/10)")
+    hidden_size: int = option(256, group=MODEL, help="BERT hidden size (feed-forward is 4x)")
+    num_layers: int = option(4, group=MODEL, help="transformer layers")
+    num_heads: int = option(4, group=MODEL, help="attention heads")
+    batch_size: int = same_option(TrainSettings, "batch_size", 32, help="blocks per step and process")
+    learning_rate: float = same_option(TrainSettings, "learning_rate", 5e-4, help="peak AdamW learning rate")
+    warmup_ratio: float = same_option(TrainSettings, "warmup_ratio", 0.06)
+    max_steps: int = same_option(TrainSettings, "max_steps", 10_000, help="optimizer steps; the learning rate decays "
+                                 "to 0 at this step")
+    max_minutes: float | None = option(None, group=TRAINING, help="stop after this many minutes of training, a guard "
+                                       "(unset: no limit)")
+    mlm_probability: float = option(0.15, group=TRAINING, help="fraction of tokens masked (80/10/10) while training; "
+                                    "the held-out loss always uses 0.15")
+    bf16: bool = same_option(TrainSettings, "bf16", False, help="bfloat16 autocast (~2x faster on CPUs with "
+                             "AVX512-BF16)")
+    dropout: float = option(0.0, group=TRAINING, help="dropout while pretraining (the saved config gets BERT's 0.1)")
+    save_steps: int = same_option(TrainSettings, "save_steps", 500, help="write a resumable checkpoint to "
+                                  "OUTPUT/checkpoints and measure the held-out loss every this many steps")
+    seed: int = same_option(TrainSettings, "seed", 0)
+    num_threads: int | None = option(None, group=TRAINING, help="torch CPU threads (unset: torch's choice)")
+    # pretrain-mlm resumes in its own --output: the flag alone says so (the deprecated --resume was a bare flag).
+    resume_from_checkpoint: str | None = same_option(
+        TrainSettings, "resume_from_checkpoint", None, nargs="?", const="", metavar="OUTPUT", deprecated=("--resume",),
+        help="continue the interrupted run in --output from its last complete checkpoint (same options required)")
+    overwrite: bool = same_option(TrainSettings, "overwrite", False)
+    output: str = shared.output("runs/mlm-small", help="folder for the checkpoint and pretraining.json")
+
+    @property
+    def resume(self) -> bool:
+        return self.resume_from_checkpoint is not None
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="st-contrastive pretrain-mlm",
-        description="Train a WordPiece tokenizer and a small BertForMaskedLM on a document corpus (BERT masking, "
-        "packed blocks, AdamW with linear warm-up/decay) and save a checkpoint that AutoModelForMaskedLM and "
-        "sentence-transformers' Transformer both load.",
-        formatter_class=DefaultsHelpFormatter,
-    )
-    data = parser.add_argument_group("data")
-    data.add_argument(
-        "--corpus",
-        default="both",
-        help="'wiki' (4,518 shared Wikipedia articles), 'books' (shared Gutenberg chunks), 'both', or a path: "
-        ".jsonl / .jsonl.gz (one JSON object per line, text in --text-field), .txt (one document per line, or per "
-        "blank-line separated block if the file has blank lines), a saved Dataset folder, or a Hub dataset id",
-    )
-    data.add_argument("--text-field", default="text", help="JSON field / dataset column holding the document text")
-    data.add_argument(
-        "--max-documents", type=int, default=None, help="read at most this many documents per corpus (None: all)"
-    )
-    data.add_argument(
-        "--tokenizer", default=None, help="path or Hub id of an existing tokenizer; default: train a new WordPiece one"
-    )
-    data.add_argument("--vocab-size", type=int, default=8000, help="WordPiece vocabulary size when training one")
-    data.add_argument(
-        "--max-seq-length", type=int, default=128, help="tokens per packed block, [CLS] and [SEP] included"
-    )
-    data.add_argument("--eval-blocks", type=int, default=256, help="held-out blocks for the MLM loss (at most 1/10)")
-
-    model = parser.add_argument_group("model")
-    model.add_argument("--hidden-size", type=int, default=256, help="BERT hidden size (feed-forward is 4x)")
-    model.add_argument("--num-layers", type=int, default=4, help="transformer layers")
-    model.add_argument("--num-heads", type=int, default=4, help="attention heads")
-
-    train = parser.add_argument_group("training")
-    train.add_argument("--batch-size", type=int, default=32, help="blocks per step and process")
-    train.add_argument("--learning-rate", type=float, default=5e-4, help="peak AdamW learning rate")
-    train.add_argument("--warmup-ratio", type=float, default=0.06, help="fraction of --max-steps for linear warm-up")
-    train.add_argument("--max-steps", type=int, default=10_000, help="optimizer steps; the LR decays to 0 at this step")
-    train.add_argument(
-        "--max-minutes",
-        type=float,
-        default=None,
-        help="stop after this many minutes of training, a guard (None: no limit)",
-    )
-    train.add_argument(
-        "--mlm-probability",
-        type=float,
-        default=0.15,
-        help="fraction of tokens masked (80/10/10) while training; the held-out loss always uses 0.15",
-    )
-    train.add_argument("--bf16", action="store_true", help="bfloat16 autocast (~2x faster on CPUs with AVX512-BF16)")
-    train.add_argument(
-        "--dropout", type=float, default=0.0, help="dropout while pretraining (the saved config gets BERT's 0.1)"
-    )
-    train.add_argument(
-        "--save-steps",
-        type=int,
-        default=500,
-        help="write a resumable checkpoint to OUTPUT/checkpoints and measure the held-out loss every this many steps",
-    )
-    train.add_argument(
-        "--resume",
-        action="store_true",
-        help="continue the interrupted run in --output from its last complete checkpoint (same options required)",
-    )
-    train.add_argument("--overwrite", action="store_true",
-                       help="replace a finished or interrupted run in --output")
-    train.add_argument("--seed", type=int, default=0, help="seed for model init, masking and data order")
-    train.add_argument("--num-threads", type=int, default=None, help="torch CPU threads (None: torch's choice)")
-
-    parser.add_argument("--output", default="runs/mlm-small", help="folder for the checkpoint and pretraining.json")
-    return parser
+    return options.build_parser(
+        PretrainMLMConfig, "st-contrastive pretrain-mlm",
+        "Train a WordPiece tokenizer and a small BertForMaskedLM on a document corpus (BERT masking, packed blocks, "
+        "AdamW with linear warm-up/decay) and save a checkpoint that AutoModelForMaskedLM and sentence-transformers' "
+        "Transformer both load.")
 
 
-def check_inputs(args: argparse.Namespace) -> None:
+def check_inputs(args: PretrainMLMConfig) -> None:
     """Every option, from the arguments alone and before anything heavy loads; all problems at once (a
     ``SettingError``)."""
     checks = SettingChecks()
-    checks.source(args.corpus, "--corpus", tuple(SHARED_CORPORA))
-    checks.at_least("--max-documents", args.max_documents, 1)
+    checks.source(args.dataset, "--dataset", tuple(SHARED_CORPORA))
+    checks.at_least("--max-rows", args.max_rows, 1)
     if args.tokenizer is not None:
         checks.model(args.tokenizer, "--tokenizer", files=TOKENIZER_FILES, what="a tokenizer")
     checks.at_least("--vocab-size", args.vocab_size, 1)
@@ -128,28 +116,33 @@ def check_inputs(args: argparse.Namespace) -> None:
     checks.seed("--seed", args.seed)
     checks.at_least("--num-threads", args.num_threads, 1)
     output = Path(args.output)
-    if args.resume:
+    if args.resume_from_checkpoint and Path(args.resume_from_checkpoint) != output:
+        checks.add("--resume-from-checkpoint", args.resume_from_checkpoint, f"pretrain-mlm resumes the run in its "
+                   f"--output ({output}): pass --output {args.resume_from_checkpoint}")
+    elif args.resume:
         check_resume(checks, args, output)
     check_output(checks, output, overwrite=args.overwrite, resuming=args.resume, marker=FINISHED,
-                 inputs={"--tokenizer": args.tokenizer, "--corpus": args.corpus}, resume_how="--resume")
+                 inputs={"--tokenizer": args.tokenizer, "--dataset": args.dataset},
+                 resume_how="--resume-from-checkpoint")
     checks.done()
 
 
-def check_resume(checks: SettingChecks, args: argparse.Namespace, output: Path) -> None:
-    """``--resume`` needs a run started in --output with the same options."""
+def check_resume(checks: SettingChecks, args: PretrainMLMConfig, output: Path) -> None:
+    """``--resume-from-checkpoint`` needs a run started in --output with the same options."""
     if not (output / SETTINGS).is_file():
-        checks.add("--resume", None, f"nothing to resume in --output {output} (no {SETTINGS}): drop --resume")
+        checks.add("--resume-from-checkpoint", None, f"nothing to resume in --output {output} (no {SETTINGS}): drop "
+                   "--resume-from-checkpoint")
         return
     saved = json.loads((output / SETTINGS).read_text())
     current = {name: getattr(args, name) for name in saved if name not in NOT_COMPARED_ON_RESUME and hasattr(args, name)}
     refused, _ = setting_changes({name: saved[name] for name in current}, current)
     if refused:
-        checks.add("--resume", None, f"the run in {output} was started with other settings ({'; '.join(refused)}): "
-                   "pass the original options, or a new --output")
+        checks.add("--resume-from-checkpoint", None, f"the run in {output} was started with other settings "
+                   f"({'; '.join(refused)}): pass the original options, or a new --output")
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = build_parser().parse_args(argv)
+    args = options.config_from_args(PretrainMLMConfig, build_parser().parse_args(argv))
     check_inputs(args)
     clear_for_overwrite(args.output, args.overwrite, marker=FINISHED)
     # Imported here, not at the top: the parser above must build without torch (instant --help).
@@ -166,7 +159,7 @@ def main(argv: list[str] | None = None) -> dict:
         from transformers import AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
-    documents = load_corpus(args.corpus, args.text_field, limit=args.max_documents)
+    documents = load_corpus(args.dataset, args.text_field, limit=args.max_rows)
     results = pretrain_masked_lm(
         documents,
         args.output,
@@ -194,11 +187,11 @@ def main(argv: list[str] | None = None) -> dict:
     return results
 
 
-def print_results(results: dict, args: argparse.Namespace) -> None:
+def print_results(results: dict, args: PretrainMLMConfig) -> None:
     r, data = results, results["data"]
     stopped = " (stopped by --max-minutes)" if r["stopped_by_max_minutes"] else ""
     rows = [
-        ("corpus", f"{args.corpus}: {data['documents']} docs, {data['tokens']:,} tokens"),
+        ("corpus", f"{args.dataset}: {data['documents']} docs, {data['tokens']:,} tokens"),
         ("parameters", f"{r['parameters']:,}"),
         ("steps done", f"{r['steps_done']} of {args.max_steps}{stopped}"),
         ("train loss (mean / last logged)",  # nothing logged yet when --max-minutes stops before the first log

@@ -3,34 +3,33 @@
     st-contrastive push runs/declutr-small --repo-id me/declutr-small-wiki
     st-contrastive push runs/declutr-small --repo-id me/declutr-small-wiki --dry-run   # only write the folder
 
-The upload is RUN_DIR/hub-upload: the model, its results.json and plots, and a model card (README.md) stating the
-method, the loss configuration, the paper's citation, the training data and the run's evaluation table. Trainer
-checkpoints are left out. Log in first (`hf auth login`) or pass --token.
+The upload is RUN_DIR/hub-upload: the model, its results.json and plots, and the run's model card (README.md, which
+every run folder gets when the run is written; rewritten here to name --repo-id) stating the method, the loss
+configuration, the paper's citation, the training data and the run's evaluation table, with the base model, data,
+license and scores as Hub metadata. Trainer checkpoints are left out. Log in first (`hf auth login`) or pass --token.
 """
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
-from st_contrastive.publishing.upload import check_repo_id
-
-
-def add_push_argument(parser: argparse.ArgumentParser) -> None:
-    """The recipes' ``--push-to-hub USER/NAME``: publish the run when it ends (as ``st-contrastive push``)."""
-    parser.add_argument("--push-to-hub", metavar="USER/NAME", default=None,
-                        help="publish the finished run to this Hugging Face Hub repository (see st-contrastive push)")
+from st_contrastive import options
+from st_contrastive.options import OUTPUT, option
 
 
 def check_push(repo_id: str | None) -> None:
     """A recipe's ``--push-to-hub`` repository id, checked before any training (nothing to check without one)."""
     if repo_id:
+        from st_contrastive.publishing import check_repo_id  # here: publishing imports huggingface_hub
+
         check_repo_id(repo_id, "--push-to-hub")
 
 
-def refuse_push_in_comparison(parser: argparse.ArgumentParser, options: list[str]) -> None:
+def refuse_push_in_comparison(parser: argparse.ArgumentParser, arguments: list[str]) -> None:
     """A comparison (ablation, sweep, chain) passes its other options to each of its runs: ``--push-to-hub`` would
     publish every run to one repository, so it stops here, before any training."""
-    if any(option.split("=")[0] == "--push-to-hub" for option in options):
+    if any(argument.split("=")[0] == "--push-to-hub" for argument in arguments):
         parser.error("--push-to-hub publishes one run, and this command trains several to compare them: publish "
                      "the one you pick with `st-contrastive push OUTPUT/RUN --repo-id USER/NAME`")
 
@@ -49,18 +48,22 @@ def publish(run_dir, repo_id: str | None) -> None:
     print(f"Published {run_dir} as https://huggingface.co/{repo_id} ({url})")
 
 
+@dataclass
+class PushConfig:
+    """``st-contrastive push RUN_DIR``'s options, each field the option of the same name."""
+
+    run_dir: str = option(positional=True, metavar="RUN_DIR", help="a command's output folder (with results.json)")
+    repo_id: str = option(group=OUTPUT, help="Hub repository, USER/NAME or ORG/NAME")
+    private: bool = option(False, group=OUTPUT, help="create the repository as private")
+    token: str | None = option(None, group=OUTPUT, help="Hub token (unset: the one `hf auth login` stored)")
+    dry_run: bool = option(False, group=OUTPUT, help="write RUN_DIR/hub-upload and its card, upload nothing")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="st-contrastive push", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("run_dir", metavar="RUN_DIR", help="a recipe's output folder (with results.json)")
-    parser.add_argument("--repo-id", required=True, help="Hub repository, USER/NAME or ORG/NAME")
-    parser.add_argument("--private", action="store_true", help="create the repository as private")
-    parser.add_argument("--token", default=None, help="Hub token (default: the one `hf auth login` stored)")
-    parser.add_argument("--dry-run", action="store_true", help="write RUN_DIR/hub-upload and its card, upload nothing")
-    return parser
+    return options.build_parser(PushConfig, "st-contrastive push", __doc__)
 
 
-def check_inputs(args: argparse.Namespace) -> None:
+def check_inputs(args: PushConfig) -> None:
     """RUN_DIR must be a finished run and --repo-id a repository id, before anything loads or is written."""
     from pathlib import Path
 
@@ -75,6 +78,8 @@ def check_inputs(args: argparse.Namespace) -> None:
             if not (run_dir / needed).exists():
                 checks.add("RUN_DIR", args.run_dir, f"has no {needed}: publish {why} (the --output folder of a "
                            "recipe)")
+    from st_contrastive.publishing import check_repo_id
+
     checks.call("--repo-id", args.repo_id, lambda: check_repo_id(args.repo_id))
     checks.done()
 
@@ -82,7 +87,7 @@ def check_inputs(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> str:
     from st_contrastive.publishing import prepare_upload, push
 
-    args = build_parser().parse_args(argv)
+    args = options.config_from_args(PushConfig, build_parser().parse_args(argv))
     check_inputs(args)
     if args.dry_run:
         folder = prepare_upload(args.run_dir, args.repo_id)

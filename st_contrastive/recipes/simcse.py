@@ -1,6 +1,6 @@
 """Unsupervised SimCSE (Gao et al., 2021): each sentence paired with itself, dropout makes the two views differ.
 
-    st-contrastive simcse --model PATH_OR_HUB_ID --documents wiki [--max-steps N ...]
+    st-contrastive simcse --model PATH_OR_HUB_ID --dataset wiki [--max-steps N ...]
 
 The control for DeCLUTR: it uses only sentence-transformers' own loss (``MultipleNegativesRankingLoss`` on (s, s)
 pairs, scale = 1/τ) on sentences cut from the same corpus, so a gap between the two is not in this package's code.
@@ -12,67 +12,53 @@ import argparse
 import logging
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import ClassVar
 
+from st_contrastive import options
 from st_contrastive.data_dir import SHARED_CORPORA
 from st_contrastive.evaluation.protocol import expand_tasks
-from st_contrastive.recipes.help_format import DefaultsHelpFormatter
+from st_contrastive.options import TRAINING, option
+from st_contrastive.recipes import shared_options as shared
 from st_contrastive.recipes.input_checks import SettingChecks, check_training
-from st_contrastive.recipes.push import add_push_argument, check_push, publish
+from st_contrastive.recipes.push import check_push, publish
 from st_contrastive.recipes.run_folder import check_run_folder, clear_for_overwrite, record_settings
-from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
+from st_contrastive.training.settings import TrainSettings
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass
-class SimCSEConfig(RecipeConfig):
-    """One unsupervised SimCSE run; the defaults are the paper's (τ 0.05, batch 64, lr 3e-5, 32 tokens, 1M sentences)."""
+class SimCSEConfig:
+    """One unsupervised SimCSE run; the defaults are the paper's (τ 0.05, batch 64, lr 3e-5, 32 tokens, 1M
+    sentences). Each field is the command-line option of the same name."""
 
-    model: str | None = None  # None: all-MiniLM-L6-v2 from the default-model extra
-    documents: str = "wiki"
-    text_field: str = "text"
-    max_documents: int | None = None
-    max_sentences: int = 1_000_000
-    max_seq_length: int = 32
-    temperature: float = 0.05
-    output: str | None = None  # None: runs/simcse
-    eval_tasks: list[str] = field(default_factory=lambda: ["stsb-test"])
-    eval_batch_size: int = 64
-    eval_max_rows: int | None = None  # None: every row of each evaluation task
-    push_to_hub: str | None = None  # a Hub repo id: publish the run when it ends
+    model: str | None = shared.model()
+    dataset: str = shared.dataset("wiki", "documents to cut into sentences: a shared corpus (wiki, books, both), a "
+                                  ".jsonl(.gz)/.txt file, a saved dataset folder or a Hub dataset id",
+                                  deprecated=("--documents",))
+    text_field: str = shared.text_field()
+    max_rows: int | None = shared.max_rows(what="documents", deprecated=("--max-documents",))
+    max_sentences: int = option(1_000_000, help="sentences to train on (fewer when --max-steps needs fewer, or the "
+                                "corpus has fewer)")
+    max_seq_length: int = option(32, help="tokens per sentence while training")
+    temperature: float = option(0.05, group=TRAINING, help="τ (the loss's scale is 1/τ)")
+    eval_tasks: list[str] = shared.eval_tasks(["stsb-test"])
+    eval_batch_size: int = shared.eval_batch_size()
+    eval_max_rows: int | None = shared.eval_max_rows()
+    output: str | None = shared.output(help="output folder; default runs/simcse")
+    push_to_hub: str | None = shared.push_to_hub()
     training: TrainSettings = field(
         default_factory=lambda: TrainSettings(batch_size=64, learning_rate=3e-5, warmup_ratio=0.0, save_steps=0)
     )
 
+    option_help: ClassVar[dict[str, str]] = {"batch_size": "sentences per batch"}
+
 
 def build_parser() -> argparse.ArgumentParser:
-    defaults = SimCSEConfig()
-    parser = argparse.ArgumentParser(
-        prog="st-contrastive simcse",
-        description="Unsupervised SimCSE with sentence-transformers' MultipleNegativesRankingLoss on (s, s) pairs: "
-        "dropout gives the two views, the rest of the batch the negatives. Defaults are the paper's.",
-        formatter_class=DefaultsHelpFormatter,
-    )
-    parser.add_argument("--model", default=defaults.model, help="base model: local path or Hub id; default all-MiniLM-L6-v2")
-    parser.add_argument("--documents", default=defaults.documents, help="documents to cut into sentences: a shared "
-                        "corpus (wiki, books, both), a .jsonl(.gz)/.txt file, a saved dataset folder or a Hub id")
-    parser.add_argument("--text-field", default=defaults.text_field, help="field holding the document text")
-    parser.add_argument("--max-documents", type=int, default=defaults.max_documents,
-                        help="use only the first N documents (unset: all)")
-    parser.add_argument("--max-sentences", type=int, default=defaults.max_sentences, help="sentences to train on "
-                        "(fewer when --max-steps needs fewer, or the corpus has fewer)")
-    parser.add_argument("--max-seq-length", type=int, default=defaults.max_seq_length, help="tokens per sentence")
-    parser.add_argument("--temperature", type=float, default=defaults.temperature, help="τ (the loss's scale is 1/τ)")
-    parser.add_argument("--output", default=defaults.output, help="output folder; default runs/simcse")
-    add_training_arguments(parser, defaults.training, batch_size_help="sentences per batch")
-    parser.add_argument("--eval-tasks", nargs="*", default=defaults.eval_tasks, help="tasks evaluated before and "
-                        "after (see `st-contrastive evaluate --help`)")
-    parser.add_argument("--eval-batch-size", type=int, default=defaults.eval_batch_size,
-                        help="batch size for evaluation encoding")
-    parser.add_argument("--eval-max-rows", type=int, default=defaults.eval_max_rows,
-                        help="evaluate on at most N rows of each task (quick checks only; unset: all)")
-    add_push_argument(parser)
-    return parser
+    return options.build_parser(
+        SimCSEConfig, "st-contrastive simcse",
+        "Unsupervised SimCSE with sentence-transformers' MultipleNegativesRankingLoss on (s, s) pairs: dropout gives "
+        "the two views, the rest of the batch the negatives. Defaults are the paper's.")
 
 
 def check_inputs(config: SimCSEConfig) -> Path:
@@ -80,8 +66,8 @@ def check_inputs(config: SimCSEConfig) -> Path:
     ``SettingError``). Returns the output folder."""
     checks = SettingChecks()
     checks.model(config.model)
-    checks.source(config.documents, "--documents", tuple(SHARED_CORPORA))
-    checks.at_least("--max-documents", config.max_documents, 1)
+    checks.source(config.dataset, "--dataset", tuple(SHARED_CORPORA))
+    checks.at_least("--max-rows", config.max_rows, 1)
     checks.at_least("--max-sentences", config.max_sentences, 1)
     checks.at_least("--max-seq-length", config.max_seq_length, 1)
     checks.above("--temperature", config.temperature)
@@ -116,10 +102,10 @@ def train_simcse(config: SimCSEConfig) -> dict:
 
     steps, batch = config.training.max_steps, config.training.batch_size
     needed = min(config.max_sentences, steps * batch) if steps > 0 else config.max_sentences
-    documents = load_corpus(config.documents, config.text_field, limit=config.max_documents)
+    documents = load_corpus(config.dataset, config.text_field, limit=config.max_rows)
     sentences = split_into_sentences(documents, needed, seed=config.training.seed, text_field="text")
     if len(sentences) < batch:
-        raise ValueError(f"--documents {config.documents} gave {len(sentences)} sentences, fewer than one batch "
+        raise ValueError(f"--dataset {config.dataset} gave {len(sentences)} sentences, fewer than one batch "
                          f"({batch}): pass more documents or a smaller --batch-size")
     logger.info("Training on %d sentences", len(sentences))
     dataset = Dataset.from_dict({"anchor": sentences, "positive": sentences})
@@ -127,6 +113,8 @@ def train_simcse(config: SimCSEConfig) -> dict:
     model = SentenceTransformer(config.model or default_model())
 
     main_process = is_main_process()
+    if main_process:
+        logger.info(shared.evaluation_line(config.eval_tasks))
     before = (evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size,
                             max_rows=config.eval_max_rows)
               if config.eval_tasks and main_process else {})
@@ -163,7 +151,7 @@ def train_simcse(config: SimCSEConfig) -> dict:
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    return train_simcse(SimCSEConfig.from_args(args))
+    return train_simcse(options.config_from_args(SimCSEConfig, args))
 
 
 if __name__ == "__main__":

@@ -10,91 +10,72 @@ import argparse
 import logging
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import ClassVar
 
+from st_contrastive import options
 from st_contrastive.data_dir import SHARED_NLI
 from st_contrastive.evaluation.protocol import expand_tasks
-from st_contrastive.recipes.help_format import DefaultsHelpFormatter
+from st_contrastive.options import option
+from st_contrastive.recipes import shared_options as shared
 from st_contrastive.recipes.input_checks import SettingChecks, check_training
-from st_contrastive.recipes.push import add_push_argument, check_push, publish
+from st_contrastive.recipes.push import check_push, publish
 from st_contrastive.recipes.run_folder import check_run_folder, clear_for_overwrite, record_settings
-from st_contrastive.training import RecipeConfig, TrainSettings, add_training_arguments
+from st_contrastive.training.settings import TrainSettings
 
 logger = logging.getLogger(__name__)
 
 SIMILARITIES = ("cosine", "dot")
 
 
-@dataclass
-class SupConNLIConfig(RecipeConfig):
-    """One SupCon + CE run on NLI; the defaults are the paper's (mean pooling, batch 64, one epoch, lr 2e-5)."""
-
-    model: str | None = None  # None: all-MiniLM-L6-v2 from the default-model extra
-    train: str = "snli-dev+snli-test"
-    split: str = "train"
-    max_pairs: int | None = None
-    supcon_weight: float = 0.3
-    temperature: float = 1.0
-    positives: str | int = "all"
-    negatives: str | int = "all"
-    similarity: str = "cosine"
-    mini_batch_size: int = 0  # 0: one pass; N: CachedNLISupConLoss with N sentences at a time
-    classifier_hidden_size: int | None = None  # None: the SBERT head (one layer); a size: the paper's two layers
-    output: str | None = None  # None: runs/<run_name>
-    name: str | None = None
-    eval_tasks: list[str] = field(default_factory=lambda: ["sts", "transfer"])
-    eval_batch_size: int = 64
-    eval_max_rows: int | None = None
-    skip_before: bool = False
-    push_to_hub: str | None = None  # a Hub repo id: publish the run when it ends
-    training: TrainSettings = field(
-        default_factory=lambda: TrainSettings(batch_size=64, learning_rate=2e-5, weight_decay=0.01, save_steps=0)
-    )
-
-
 def count(value: str) -> str | int:
     return value if value == "all" else int(value)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    defaults = SupConNLIConfig()
-    parser = argparse.ArgumentParser(
-        prog="st-contrastive supcon",
-        description="SupCon + CE on NLI: (1−λ)·cross-entropy of a (u, v, |u−v|) softmax head + λ·SupCon with "
-        "premises as anchors and their entailed hypotheses as positives. Defaults follow the paper "
-        "(mean pooling, batch 64, 1 epoch, lr 2e-5, 10%% warm-up, τ=1.0, λ=0.3 allpalln: best on STS).",
-        formatter_class=DefaultsHelpFormatter,
+OBJECTIVE = "objective"
+
+
+@dataclass
+class SupConNLIConfig:
+    """One SupCon + CE run on NLI; the defaults are the paper's (mean pooling, batch 64, one epoch, lr 2e-5). Each
+    field is the command-line option of the same name."""
+
+    model: str | None = shared.model()
+    dataset: str = shared.dataset("snli-dev+snli-test", "NLI data: snli-dev, snli-test (joined with +), a .tsv/.jsonl "
+                                  "file, or a Hub dataset id such as stanfordnlp/snli", deprecated=("--train",))
+    split: str = option("train", help="split of a Hub dataset")
+    max_rows: int | None = shared.max_rows(what="pairs", deprecated=("--max-pairs",))
+    supcon_weight: float = option(0.3, group=OBJECTIVE, help="λ: 0 = CE only, 1 = SupCon only (0.3 best for STS, 0.1 "
+                                  "best for transfer in the paper)")
+    temperature: float = option(1.0, group=OBJECTIVE, help="SupCon temperature τ")
+    positives: str | int = option("all", group=OBJECTIVE, type=count, help="entailed hypotheses per anchor: all or k")
+    negatives: str | int = option("all", group=OBJECTIVE, type=count, help="negative hypotheses per anchor: all or k")
+    similarity: str = option("cosine", group=OBJECTIVE, choices=SIMILARITIES, help="SupCon similarity")
+    mini_batch_size: int = option(0, group=OBJECTIVE, help="embed N sentences at a time with GradCache "
+                                  "(CachedNLISupConLoss): same loss and gradients in the memory of N sentences (0: "
+                                  "one pass)")
+    classifier_hidden_size: int | None = option(None, group=OBJECTIVE, help="hidden units of a two-layer softmax head "
+                                                "(the paper's); unset: SBERT's one-layer head, with which λ=0 equals "
+                                                "sentence-transformers' SoftmaxLoss")
+    eval_tasks: list[str] = shared.eval_tasks(["sts", "transfer"])
+    eval_batch_size: int = shared.eval_batch_size()
+    eval_max_rows: int | None = shared.eval_max_rows()
+    no_base_eval: bool = shared.no_base_eval(deprecated=("--skip-before",))
+    output: str | None = shared.output(help="output folder; default runs/<name>")
+    name: str | None = shared.name("default supcon-nli-<λ>-<P>p<N>n, or ce-nli for λ=0")
+    push_to_hub: str | None = shared.push_to_hub()
+    training: TrainSettings = field(
+        default_factory=lambda: TrainSettings(batch_size=64, learning_rate=2e-5, weight_decay=0.01, save_steps=0)
     )
-    parser.add_argument("--model", default=defaults.model, help="base model: local path or Hub id; default all-MiniLM-L6-v2")
-    parser.add_argument("--train", default=defaults.train, help="NLI data: snli-dev, snli-test (joined with +), "
-                        "a .tsv/.jsonl file, or a Hub dataset id such as stanfordnlp/snli")
-    parser.add_argument("--split", default=defaults.split, help="split of a Hub dataset")
-    parser.add_argument("--max-pairs", type=int, default=defaults.max_pairs, help="use only the first N pairs")
-    parser.add_argument("--supcon-weight", type=float, default=defaults.supcon_weight, help="λ: 0 = CE only, 1 = "
-                        "SupCon only (0.3 best for STS, 0.1 best for transfer in the paper)")
-    parser.add_argument("--temperature", type=float, default=defaults.temperature, help="SupCon temperature τ")
-    parser.add_argument("--positives", type=count, default=defaults.positives, help="entailed hypotheses per anchor: "
-                        "all or k")
-    parser.add_argument("--negatives", type=count, default=defaults.negatives, help="negative hypotheses per anchor: "
-                        "all or k")
-    parser.add_argument("--similarity", choices=SIMILARITIES, default=defaults.similarity, help="SupCon similarity")
-    parser.add_argument("--classifier-hidden-size", type=int, default=defaults.classifier_hidden_size,
-                        help="hidden units of a two-layer softmax head (the paper's); unset: SBERT's one-layer head, "
-                        "with which λ=0 equals sentence-transformers' SoftmaxLoss")
-    parser.add_argument("--mini-batch-size", type=int, default=defaults.mini_batch_size,
-                        help="embed N sentences at a time with GradCache (CachedNLISupConLoss): same loss and gradients "
-                        "in the memory of N sentences (0: one pass)")
-    parser.add_argument("--output", default=defaults.output, help="output folder; default runs/<name>")
-    parser.add_argument("--name", default=defaults.name, help="default supcon-nli-<λ>-<P>p<N>n, or ce-nli for λ=0")
-    add_training_arguments(parser, defaults.training, batch_size_help="pairs per batch (premise groups never split)")
-    parser.add_argument("--eval-tasks", nargs="*", default=defaults.eval_tasks, help="tasks evaluated before and "
-                        "after (see `st-contrastive evaluate --help`)")
-    parser.add_argument("--eval-batch-size", type=int, default=defaults.eval_batch_size,
-                        help="batch size for evaluation encoding")
-    parser.add_argument("--eval-max-rows", type=int, default=defaults.eval_max_rows,
-                        help="limit each evaluation task (quick checks only)")
-    parser.add_argument("--skip-before", action="store_true", help="do not evaluate the base model")
-    add_push_argument(parser)
-    return parser
+
+    option_help: ClassVar[dict[str, str]] = {"batch_size": "pairs per batch (premise groups never split)"}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    return options.build_parser(
+        SupConNLIConfig, "st-contrastive supcon",
+        "SupCon + CE on NLI: (1−λ)·cross-entropy of a (u, v, |u−v|) softmax head + λ·SupCon with premises as anchors "
+        "and their entailed hypotheses as positives. Defaults follow the paper (mean pooling, batch 64, 1 epoch, lr "
+        "2e-5, 10% warm-up, τ=1.0, λ=0.3 allpalln: best on STS).")
 
 
 def check_inputs(config: SupConNLIConfig) -> Path:
@@ -103,15 +84,15 @@ def check_inputs(config: SupConNLIConfig) -> Path:
     
     checks = SettingChecks()
     checks.model(config.model)
-    for part in config.train.split("+"):
-        checks.source(part, "--train", tuple(SHARED_NLI))
-    checks.at_least("--max-pairs", config.max_pairs, 1)
+    for part in config.dataset.split("+"):
+        checks.source(part, "--dataset", tuple(SHARED_NLI))
+    checks.at_least("--max-rows", config.max_rows, 1)
     checks.within("--supcon-weight", config.supcon_weight, 0, 1, high_included=True,
                   why=" (λ: 0 = CE only, 1 = SupCon only)")
     checks.above("--temperature", config.temperature)
-    for option, value in (("--positives", config.positives), ("--negatives", config.negatives)):
+    for flag, value in (("--positives", config.positives), ("--negatives", config.negatives)):
         if value != "all" and not (isinstance(value, int) and value >= 1):
-            checks.add(option, value, "use all, or a number of at least 1")
+            checks.add(flag, value, "use all, or a number of at least 1")
     checks.choice("--similarity", config.similarity, SIMILARITIES)
     checks.at_least("--classifier-hidden-size", config.classifier_hidden_size, 1)
     checks.at_least("--mini-batch-size", config.mini_batch_size, 0, why=" (0: one pass)")
@@ -149,14 +130,17 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
     from st_contrastive.training import train
     from st_contrastive.training.distributed import is_distributed, is_main_process
 
-    dataset = load_nli(config.train, split=config.split, max_rows=config.max_pairs)  # bad rows stop us here
+    dataset = load_nli(config.dataset, split=config.split, max_rows=config.max_rows)  # bad rows stop us here
     logger.info("Training on %d NLI pairs", len(dataset))
     torch.manual_seed(config.training.seed)
     model = SentenceTransformer(config.model or default_model())
 
     evaluate = {"batch_size": config.eval_batch_size, "max_rows": config.eval_max_rows}
     main_process = is_main_process()
-    before = ({} if config.skip_before or not config.eval_tasks or not main_process
+    if main_process:
+        when = "after training" if config.no_base_eval else "before and after training"
+        logger.info(shared.evaluation_line(config.eval_tasks, when))
+    before = ({} if config.no_base_eval or not config.eval_tasks or not main_process
               else evaluate_model(model, config.eval_tasks, **evaluate))
     classifier = NLIClassifier(model.get_embedding_dimension(), hidden_size=config.classifier_hidden_size)
     cache = {"mini_batch_size": config.mini_batch_size} if config.mini_batch_size else {}
@@ -197,7 +181,7 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    return train_supcon_nli(SupConNLIConfig.from_args(args))
+    return train_supcon_nli(options.config_from_args(SupConNLIConfig, args))
 
 
 if __name__ == "__main__":

@@ -1,11 +1,11 @@
 """The paper's sweep (Tables 2 and 3): the CE-only baseline against SupCon + CE for each λ and candidate setting.
 
-    st-contrastive supcon-sweep --model PATH_OR_HUB_ID [--weights 0 0.1 0.3 0.5 1.0] [--candidates 3p3n allpalln]
+    st-contrastive supcon-sweep --model PATH_OR_HUB_ID [--supcon-weight 0 0.1 0.3 0.5 1.0] [--candidates 3p3n allpalln]
 
 Every variant starts from the same base with the same seed, data and settings; options not listed here are
 `st-contrastive supcon` options and apply to every variant. λ=0 is the CE-only baseline and runs once. A variant whose `results.json` already
 exists in the output folder is read back, not retrained (`--rerun` retrains), and evaluated on any of `--eval-tasks`
-it lacks: an interrupted sweep resumes, several sweeps over disjoint `--weights` share one folder, and transfer can
+it lacks: an interrupted sweep resumes, several sweeps over disjoint `--supcon-weight` share one folder, and transfer can
 be added to a finished STS-only sweep. Writes <output>/sweep.json, sweep.md and sweep.png.
 """
 
@@ -14,15 +14,19 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from st_contrastive import options
 from st_contrastive.default_model import default_model
 from st_contrastive.evaluation import averages, expand_tasks, main_score
+from st_contrastive.options import OUTPUT, TRAINING, option
+from st_contrastive.recipes import shared_options as shared
 from st_contrastive.recipes.input_checks import SettingChecks
 from st_contrastive.recipes.push import refuse_push_in_comparison
 from st_contrastive.recipes.run_folder import continue_or_restart, refuse_in_comparison
-from st_contrastive.recipes.supcon_nli import SupConNLIConfig, build_parser, check_inputs, train_supcon_nli
+from st_contrastive.recipes.supcon_nli import SupConNLIConfig, check_inputs, train_supcon_nli
+from st_contrastive.recipes.supcon_nli import build_parser as supcon_parser
 
 BASELINE = "ce-only"
 
@@ -48,31 +52,41 @@ def variants(weights: list[float], settings: list[tuple]) -> dict[str, dict]:
     return runs
 
 
+@dataclass
+class SweepConfig:
+    """The sweep's own options; every other option is a `st-contrastive supcon` option for every variant."""
+
+    model: str | None = shared.model("the base every variant starts from; " + shared.DEFAULT_MODEL_HELP)
+    supcon_weight: list[float] = option([0, 0.1, 0.3, 0.5, 1.0], group=TRAINING, deprecated=("--weights",),
+                                        help="the λ values swept; 0 is the CE-only baseline")
+    candidates: list[tuple] = option([(3, 3), ("all", "all")], group=TRAINING, type=candidates, help="positives/"
+                                     "negatives per anchor as <P>p<N>n: 3p3n, allpalln, 3palln, ...")
+    eval_tasks: list[str] = shared.eval_tasks(["sts", "transfer"], when="for the base and every variant")
+    eval_max_rows: int | None = shared.eval_max_rows()
+    no_base_eval: bool = shared.no_base_eval(deprecated=("--skip-base",))
+    rerun: bool = option(False, group=OUTPUT, help="retrain variants that already have results")
+    output: str = shared.output("runs/supcon-sweep", help="folder for the variants and the table")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    return options.build_parser(SweepConfig, "st-contrastive supcon-sweep", __doc__)
+
+
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(prog="st-contrastive supcon-sweep", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default=None, help="the base every variant starts from (default all-MiniLM-L6-v2)")
-    parser.add_argument("--weights", type=float, nargs="+", default=[0, 0.1, 0.3, 0.5, 1.0],
-                        help="λ values; 0 is the CE-only baseline")
-    parser.add_argument("--candidates", type=candidates, nargs="+", default=[(3, 3), ("all", "all")],
-                        help="positives/negatives per anchor as <P>p<N>n: 3p3n, allpalln, 3palln, ...")
-    parser.add_argument("--output", default="runs/supcon-sweep", help="folder for the variants and the table")
-    parser.add_argument("--eval-tasks", nargs="*", default=["sts", "transfer"], help="tasks compared")
-    parser.add_argument("--eval-max-rows", type=int, default=None, help="limit each evaluation task (quick checks only)")
-    parser.add_argument("--skip-base", action="store_true", help="do not evaluate the untrained base")
-    parser.add_argument("--rerun", action="store_true", help="retrain variants that already have results")
-    args, supcon_options = parser.parse_known_args(argv)
+    parser = build_parser()
+    parsed, supcon_options = parser.parse_known_args(argv)
+    args = options.config_from_args(SweepConfig, parsed)
     refuse_push_in_comparison(parser, supcon_options)
     refuse_in_comparison(parser, supcon_options)
-    swept = {"--supcon-weight", "--positives", "--negatives"} & {option.split("=")[0] for option in supcon_options}
+    swept = {"--positives", "--negatives"} & {argument.split("=")[0] for argument in supcon_options}
     if swept:
-        parser.error(f"{', '.join(sorted(swept))} are swept: use --weights and --candidates")
+        parser.error(f"{', '.join(sorted(swept))} are swept: use --candidates")
     output = Path(args.output)
     model = args.model or default_model()
-    base_config = replace(SupConNLIConfig.from_args(build_parser().parse_args(supcon_options)), model=model,
-                          eval_tasks=args.eval_tasks, eval_max_rows=args.eval_max_rows, skip_before=True)
+    base_config = replace(options.config_from_args(SupConNLIConfig, supcon_parser().parse_args(supcon_options)), model=model,
+                          eval_tasks=args.eval_tasks, eval_max_rows=args.eval_max_rows, no_base_eval=True)
     runs = {name: variant_config(base_config, output, name, changes, args.rerun)
-            for name, changes in variants(args.weights, args.candidates).items()}
+            for name, changes in variants(args.supcon_weight, args.candidates).items()}
     check_sweep(args, runs)
     output.mkdir(parents=True, exist_ok=True)
 
@@ -83,7 +97,7 @@ def main(argv: list[str] | None = None) -> dict:
     main_process = is_main_process()
     scores = {}
     base_file = output / "base.json"
-    if not args.skip_base and main_process:
+    if not args.no_base_eval and main_process:
         base = json.loads(base_file.read_text()) if base_file.exists() and not args.rerun else {}
         scores["base"] = base | evaluate_missing(model, base, args.eval_tasks, args.eval_max_rows)
         base_file.write_text(json.dumps(scores["base"], indent=2))
@@ -124,14 +138,14 @@ def check_sweep(args: argparse.Namespace, runs: dict[str, SupConNLIConfig]) -> N
     checks = SettingChecks()
     checks.model(args.model)
     checks.call("--eval-tasks", args.eval_tasks, lambda: expand_tasks(args.eval_tasks))
-    for weight in args.weights:
-        checks.within("--weights", weight, 0, 1, high_included=True, why=" (λ: 0 = CE only, 1 = SupCon only)")
+    for weight in args.supcon_weight:
+        checks.within("--supcon-weight", weight, 0, 1, high_included=True, why=" (λ: 0 = CE only, 1 = SupCon only)")
     checks.at_least("--eval-max-rows", args.eval_max_rows, 1)
     if Path(args.output).is_file():
         checks.add("--output", args.output, "is a file: pass a folder for the variants")
     for config in runs.values():
         reused = (Path(config.output) / "results.json").exists() and not args.rerun
-        if reused or not 0 <= config.supcon_weight <= 1:  # a bad weight is named as --weights above
+        if reused or not 0 <= config.supcon_weight <= 1:  # a bad weight is named as --supcon-weight above
             continue
         checks.include(check_inputs, config)
     checks.done()
@@ -155,6 +169,9 @@ def add_missing_tasks(results_file: Path, tasks: list[str], max_rows: int | None
         results["after"] |= missing
         results["after_averages"] = averages(results["after"])
         results_file.write_text(json.dumps(results, indent=2, default=str))
+        from st_contrastive.publishing import write_model_card
+
+        write_model_card(results_file.parent)  # its model-index lists the scores just added
 
 
 def summarize(scores: dict[str, dict]) -> dict[str, dict[str, float]]:
@@ -181,10 +198,11 @@ def format_table(table: dict[str, dict[str, float]]) -> str:
 
 def plot(table: dict[str, dict[str, float]], path: Path) -> None:
     """STS and transfer averages per variant, with the CE-only baseline as a line."""
-    import matplotlib
+    from st_contrastive.reporting import pyplot_or_none
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot_or_none(path)
+    if plt is None:
+        return
 
     groups = [g for g in ("sts avg", "transfer avg") if any(g in row for row in table.values())]
     fig, axes = plt.subplots(1, len(groups), figsize=(6 * len(groups), 4), squeeze=False)

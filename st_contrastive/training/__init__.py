@@ -3,7 +3,7 @@
 from typing import TYPE_CHECKING
 
 from st_contrastive.lazy_exports import lazy_exports
-from st_contrastive.training.settings import RecipeConfig, TrainSettings, add_training_arguments
+from st_contrastive.training.settings import TrainSettings
 
 if TYPE_CHECKING:
     from st_contrastive.training.interrupt import TrainingInterrupted
@@ -15,5 +15,5 @@ __getattr__ = lazy_exports(__name__, {"TrainResult": "run", "train": "run", "tra
                                       "LOSS_STATE_NAME": "trainer", "TrainingInterrupted": "interrupt",
                                       "ContrastiveTrainer": "trainer", "optimized_parameters": "trainer"})
 
-__all__ = ["LOSS_STATE_NAME", "ContrastiveTrainer", "RecipeConfig", "TrainResult", "TrainSettings",
-           "TrainingInterrupted", "add_training_arguments", "optimized_parameters", "train", "train_heads_only"]
+__all__ = ["LOSS_STATE_NAME", "ContrastiveTrainer", "TrainResult", "TrainSettings", "TrainingInterrupted",
+           "optimized_parameters", "train", "train_heads_only"]

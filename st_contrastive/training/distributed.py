@@ -90,7 +90,8 @@ def wait_for_rank_zero() -> None:
 @functools.cache  # one exit hook, however often a process joins (each run of a comparison does)
 def leave_process_group_at_exit() -> None:
     """Under torchrun / accelerate: destroy the process group when this process exits, whichever rank. Called
-    wherever the package joins the group: :func:`_process_group` and the trainer's arguments.
+    wherever the package joins the group: :func:`_process_group` and :class:`ContrastiveTrainer` (whose arguments
+    joined it).
 
     A rank that leaves with its group still alive can abort in the interpreter's teardown ("terminate called
     without an active exception": a gloo worker thread frees a finished work, whose thread-local state holds a Python

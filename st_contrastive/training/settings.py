@@ -1,52 +1,49 @@
-"""Training settings every recipe shares, their command-line options, and the base of the recipes' configs.
+"""Training settings every command shares, declared once with their command-line options.
 
 Nothing here imports torch: `st-contrastive COMMAND --help` builds its parser from these without waiting for it.
 """
 
 from __future__ import annotations
 
-import argparse
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
-from st_contrastive.training.distributed import has_accelerator, leave_process_group_at_exit
+from st_contrastive.options import OUTPUT, TRAINING, option
+from st_contrastive.training.distributed import has_accelerator
 
 
 @dataclass
 class TrainSettings:
-    """Optimisation settings shared by every method (each recipe sets its paper's defaults).
+    """Optimisation settings shared by every method (each command sets its paper's defaults), declared once as the
+    commands' ``training`` options.
 
     ``warmup_ratio`` of the steps warm up linearly, then the learning rate decays linearly to zero.
     ``save_steps=0`` writes no trainer checkpoints; ``eval_steps=0`` runs no evaluator during training.
     """
 
-    output_dir: str = "runs/checkpoints"
-    batch_size: int = 16
-    epochs: float = 1.0
-    max_steps: int = -1
-    learning_rate: float = 5e-5
-    weight_decay: float = 0.0
-    warmup_ratio: float = 0.1
-    max_grad_norm: float = 1.0
-    seed: int = 42
-    bf16: bool = False
-    save_steps: int = 0
-    eval_steps: int = 0
-    resume_from_checkpoint: str | None = None  # a checkpoint folder, or a run folder: its latest complete checkpoint
-    overwrite: bool = False  # replace a finished or interrupted run in the output folder
+    output_dir: str = "runs/checkpoints"  # set by the command: <output>/checkpoints
+    batch_size: int = option(16, group=TRAINING, help="rows per batch")
+    learning_rate: float = option(5e-5, group=TRAINING, help="AdamW learning rate")
+    weight_decay: float = option(0.0, group=TRAINING, help="AdamW weight decay (not on biases/LayerNorm)")
+    warmup_ratio: float = option(0.1, group=TRAINING, help="share of steps with linear warm-up, then linear decay")
+    max_grad_norm: float = option(1.0, group=TRAINING, help="gradient clipping norm (model and the loss's heads)")
+    epochs: float = option(1.0, group=TRAINING, help="passes over the data")
+    max_steps: int = option(-1, group=TRAINING, help="stop after this many steps (overrides --epochs)")
+    seed: int = option(42, group=TRAINING, help="seed for sampling, masking and initialisation")
+    save_steps: int = option(0, group=TRAINING, help="write a trainer checkpoint every N steps (0: none)")
+    resume_from_checkpoint: str | None = option(
+        None, group=TRAINING, help="continue an interrupted run: its --output folder (latest complete checkpoint) or "
+        "one of its checkpoints/checkpoint-N; same settings required (more steps allowed)")
+    overwrite: bool = option(False, group=OUTPUT, help="replace a finished or interrupted run in --output (its side "
+                             "folders too)")
+    eval_steps: int = option(0, group=TRAINING, help="evaluate STS-B dev every N steps (0: never)")
+    bf16: bool = option(False, group=TRAINING, help="bfloat16 autocast")
     # Learning rates of the loss's own parameters by name pattern, e.g. {"classifier": 1e-3} (ST's option).
     learning_rate_mapping: dict[str, float] | None = None
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace, **overrides) -> TrainSettings:
-        """Settings from the options :func:`add_training_arguments` added (same names), plus ``overrides``."""
-        values = {f.name: getattr(args, f.name) for f in fields(cls) if hasattr(args, f.name)}
-        return cls(**(values | overrides))
 
     def training_arguments(self, batch_sampler=None):
         """sentence-transformers' ``SentenceTransformerTrainingArguments`` for these settings."""
         from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
 
-        leave_process_group_at_exit()  # the arguments join the launcher's processes (through accelerate)
         logging_steps = max(1, min(10, self.max_steps // 20)) if self.max_steps > 0 else 10
         extra = {"batch_sampler": batch_sampler} if batch_sampler is not None else {}
         if not has_accelerator():
@@ -76,45 +73,3 @@ class TrainSettings:
             report_to="none",
             **extra,
         )
-
-
-class RecipeConfig:
-    """Base of the recipes' config dataclasses: fields named as their command-line options, plus ``training``."""
-
-    training: TrainSettings
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace):
-        values = {f.name: getattr(args, f.name) for f in fields(cls) if f.name != "training"}
-        return cls(**values, training=TrainSettings.from_args(args))
-
-
-
-def add_training_arguments(
-    parser: argparse.ArgumentParser, defaults: TrainSettings, batch_size_help: str = "rows per batch"
-) -> argparse._ArgumentGroup:
-    """The optimisation options of every recipe, named as the :class:`TrainSettings` fields they fill."""
-    group = parser.add_argument_group("optimisation")
-    group.add_argument("--batch-size", type=int, default=defaults.batch_size, help=batch_size_help)
-    group.add_argument("--learning-rate", type=float, default=defaults.learning_rate, help="AdamW learning rate")
-    group.add_argument("--weight-decay", type=float, default=defaults.weight_decay,
-                       help="AdamW weight decay (not on biases/LayerNorm)")
-    group.add_argument("--warmup-ratio", type=float, default=defaults.warmup_ratio,
-                       help="share of steps with linear warm-up, then linear decay")
-    group.add_argument("--max-grad-norm", type=float, default=defaults.max_grad_norm,
-                       help="gradient clipping norm (model and the loss's heads)")
-    group.add_argument("--epochs", type=float, default=defaults.epochs, help="passes over the data")
-    group.add_argument("--max-steps", type=int, default=defaults.max_steps,
-                       help="stop after this many steps (overrides --epochs)")
-    group.add_argument("--seed", type=int, default=defaults.seed, help="seed for sampling, masking and initialisation")
-    group.add_argument("--save-steps", type=int, default=defaults.save_steps,
-                       help="write a trainer checkpoint every N steps (0: none)")
-    group.add_argument("--resume-from-checkpoint", default=defaults.resume_from_checkpoint,
-                       help="continue an interrupted run: its --output folder (latest complete checkpoint) or one of "
-                       "its checkpoints/checkpoint-N; same settings required (more steps allowed)")
-    group.add_argument("--overwrite", action="store_true", default=defaults.overwrite,
-                       help="replace a finished or interrupted run in --output (its side folders too)")
-    group.add_argument("--eval-steps", type=int, default=defaults.eval_steps,
-                       help="evaluate STS-B dev every N steps (0: never)")
-    group.add_argument("--bf16", action="store_true", default=defaults.bf16, help="bfloat16 autocast")
-    return group

@@ -20,6 +20,7 @@ from torch import nn
 from transformers import TrainerCallback
 
 from st_contrastive.training.checkpoints import MANIFEST_NAME, write_manifest
+from st_contrastive.training.distributed import leave_process_group_at_exit
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +32,7 @@ class ContrastiveTrainer(SentenceTransformerTrainer):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        leave_process_group_at_exit()  # its arguments joined the launcher's processes (through accelerate)
         self.add_callback(_EpochToCollator(self))
         self.add_callback(_LossParametersFromRankZero(self))
         check_model = getattr(self.data_collator, "check_model", None)
