@@ -10,8 +10,8 @@ import numpy as np
 import torch
 from datasets import Dataset
 
+from st_contrastive.data.masking import IGNORE_INDEX, mask_tokens
 from st_contrastive.data.span_sampler import SpanSampler
-from st_contrastive.models.masked_lm_head import IGNORE_INDEX, mask_tokens
 
 
 @dataclass

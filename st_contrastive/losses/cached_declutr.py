@@ -10,10 +10,10 @@ import torch
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.losses import RandContext
 
+from st_contrastive.data.masking import IGNORE_INDEX
 from st_contrastive.losses.contrastive_core import global_mean_factor
 from st_contrastive.losses.declutr import DeCLUTRLoss
 from st_contrastive.losses.nt_xent import nt_xent
-from st_contrastive.models.masked_lm_head import IGNORE_INDEX
 from st_contrastive.st_internals import create_minibatch, ddp_replay_context
 
 

@@ -7,7 +7,7 @@ from st_contrastive.models.gru_encoder import GRUEncoder
 from st_contrastive.models.head import Head
 from st_contrastive.models.label_classifier import LabelClassifier
 from st_contrastive.models.masked_lm_encoder import mean_pooled_encoder
-from st_contrastive.models.masked_lm_head import IGNORE_INDEX, MaskedLMHead, mask_tokens
+from st_contrastive.models.masked_lm_head import MaskedLMHead
 from st_contrastive.models.multi_view import MultiView, multiview_model
 from st_contrastive.models.nli_classifier import NLI_LABELS, NLIClassifier, load_nli_classifier, predict_nli
 from st_contrastive.models.parsed_text_input import ParsedTextInput
@@ -17,7 +17,6 @@ from st_contrastive.models.word_embeddings import WordEmbeddings
 from st_contrastive.models.word_vectors import load_word_vectors
 
 __all__ = [
-    "IGNORE_INDEX",
     "NLI_LABELS",
     "BinaryTreeLSTM",
     "BinaryTreeLSTMCell",
@@ -36,7 +35,6 @@ __all__ = [
     "dropout_rate",
     "load_nli_classifier",
     "load_word_vectors",
-    "mask_tokens",
     "mean_pooled_encoder",
     "multiview_model",
     "predict_nli",

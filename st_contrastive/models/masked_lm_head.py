@@ -1,5 +1,5 @@
-"""The masked-language-model head of an encoder, run on token embeddings the encoder already computed, and the
-BERT masking that makes its inputs."""
+"""The masked-language-model head of an encoder, run on token embeddings the encoder already computed (its inputs
+are masked by :func:`st_contrastive.data.masking.mask_tokens`)."""
 
 from __future__ import annotations
 
@@ -7,31 +7,13 @@ import logging
 
 import torch
 from torch import nn
-from transformers import AutoModelForMaskedLM, DataCollatorForLanguageModeling
+from transformers import AutoModelForMaskedLM
 from transformers.modeling_outputs import BaseModelOutput
 from transformers.utils import logging as transformers_logging
 
+from st_contrastive.data.masking import IGNORE_INDEX
+
 logger = logging.getLogger(__name__)
-
-IGNORE_INDEX = -100  # the label PyTorch's cross-entropy skips: positions that are not masked
-
-
-def mask_tokens(
-    input_ids: torch.Tensor, tokenizer, mlm_probability: float = 0.15, generator: torch.Generator | None = None
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """BERT masking: ``mlm_probability`` of the non-special tokens become targets, 80% [MASK], 10% random, 10% kept.
-
-    Returns the masked ids and the labels (the original id at targets, ``IGNORE_INDEX`` elsewhere). The masking is
-    transformers' own (``DataCollatorForLanguageModeling.torch_mask_tokens``, the same path MLM pretraining takes),
-    drawing from ``generator``; special tokens, padding included, are never masked.
-    """
-    masker = DataCollatorForLanguageModeling(tokenizer, mlm_probability=mlm_probability)
-    masker.generator = generator
-    cpu_ids = input_ids.detach().cpu()
-    special = torch.isin(cpu_ids, torch.tensor(sorted(tokenizer.all_special_ids)))
-    masked, labels = masker.torch_mask_tokens(cpu_ids.clone(), special_tokens_mask=special)
-    return masked.to(input_ids.device), labels.to(input_ids.device)
-
 
 class _GivenHiddenStates(nn.Module):
     """Stands in for the encoder inside a ``*ForMaskedLM`` model: returns the hidden states it is given."""

@@ -27,7 +27,7 @@ from transformers import (
     set_seed,
 )
 
-from st_contrastive.models.masked_lm_head import mask_tokens
+from st_contrastive.data.masking import mask_tokens
 from st_contrastive.pretraining.wordpiece import train_wordpiece_tokenizer
 from st_contrastive.training.checkpoints import latest_complete_checkpoint
 from st_contrastive.training.distributed import (
