@@ -76,37 +76,25 @@ class DefaultsHelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.Argum
         return super()._get_help_string(action)
 
 
-def new_parser(prog: str, description: str) -> argparse.ArgumentParser:
-    return argparse.ArgumentParser(prog=prog, description=description, formatter_class=DefaultsHelpFormatter)
-
-
-def build_parser(config_class: type, prog: str, description: str, *, defaults: Any = None,
-                 help_overrides: dict[str, str] | None = None) -> argparse.ArgumentParser:
-    """The parser of a command whose options are the fields of ``config_class`` (``defaults``: an instance whose
-    values are the defaults shown, the class's own by default). ``help_overrides`` replaces a field's help text in
-    this command (``batch_size``: "documents per batch")."""
-    parser = new_parser(prog, description)
-    add_options(parser, config_class, defaults, help_overrides or getattr(config_class, "option_help", {}))
+def build_parser(config_class: type, prog: str, description: str) -> argparse.ArgumentParser:
+    """The parser of a command whose options are the fields of ``config_class`` (and of its nested config
+    dataclasses), in their groups. The class's ``option_help`` replaces a field's help text in this command
+    (``batch_size``: "documents per batch")."""
+    parser = argparse.ArgumentParser(prog=prog, description=description, formatter_class=DefaultsHelpFormatter)
+    help_overrides = getattr(config_class, "option_help", {})
+    groups = {group.title: group for group in parser._action_groups}
+    for field, default, hint in _option_fields(config_class, None):
+        spec = option_spec(field)
+        if spec["group"] not in groups:
+            groups[spec["group"]] = parser.add_argument_group(spec["group"])
+        _add_option(groups[spec["group"]], prog, field, spec, default, hint, help_overrides.get(field.name))
     return parser
 
 
-def add_options(parser: argparse.ArgumentParser, config_class: type, defaults: Any = None,
-                help_overrides: dict[str, str] | None = None) -> None:
-    """Add the options of ``config_class`` (and of its nested config dataclasses) to ``parser``, in groups."""
-    groups = {group.title: group for group in parser._action_groups}
-    for field, default, hint in _option_fields(config_class, defaults):
-        spec = option_spec(field)
-        title = spec["group"]
-        if title not in groups:
-            groups[title] = parser.add_argument_group(title)
-        _add_option(groups[title], parser.prog, field, spec, default, hint, (help_overrides or {}).get(field.name))
-
-
-def config_from_args(config_class: type, args: argparse.Namespace, defaults: Any = None, **overrides):
-    """An instance of ``config_class`` from parsed arguments (nested config dataclasses filled from the same names);
-    a field that is not an option keeps its default. ``overrides`` set top-level fields."""
-    return _fill(config_class, args, defaults) if not overrides else dataclasses.replace(
-        _fill(config_class, args, defaults), **overrides)
+def config_from_args(config_class: type, args: argparse.Namespace):
+    """An instance of ``config_class`` from parsed arguments (nested config dataclasses filled from the same
+    names); a field that is not an option keeps its default."""
+    return _fill(config_class, args, None)
 
 
 def _fill(config_class: type, args: argparse.Namespace, defaults: Any):
@@ -134,11 +122,6 @@ def _default(field: dataclasses.Field, defaults: Any):
     if field.default_factory is not dataclasses.MISSING:
         return field.default_factory()
     return field.default
-
-
-def option_fields(config_class: type) -> list[dataclasses.Field]:
-    """Every field of ``config_class`` that is an option, nested config dataclasses included."""
-    return [field for field, _, _ in _option_fields(config_class, None)]
 
 
 def _option_fields(config_class: type, defaults: Any):

@@ -149,20 +149,15 @@ RENAMED = [
 
 def parsed_config(command: str, argv: list[str]):
     """The config(s) ``st-contrastive COMMAND argv`` runs with, parsed as the command parses them (nothing runs)."""
+    import importlib
+
     from st_contrastive import options
-    from st_contrastive.recipes import (
-        chain,
-        declutr,
-        declutr_ablation,
-        evaluate,
-        multiview,
-        parse,
-        pretrain_mlm,
-        scale_active_learning,
-        simcse,
-        supcon_nli,
-        supcon_nli_sweep,
-    )
+    from st_contrastive.cli import COMMANDS
+
+    chain, declutr, declutr_ablation, evaluate, multiview, parse, pretrain_mlm, scale_active_learning, simcse, \
+        supcon_nli, supcon_nli_sweep = (importlib.import_module(COMMANDS[name][0].__module__) for name in (
+            "chain", "declutr", "declutr-ablation", "evaluate", "multiview", "parse", "pretrain-mlm", "active",
+            "simcse", "supcon", "supcon-sweep"))
 
     direct = {"declutr": (declutr, declutr.DeCLUTRConfig), "simcse": (simcse, simcse.SimCSEConfig),
               "supcon": (supcon_nli, supcon_nli.SupConNLIConfig), "multiview": (multiview, multiview.MultiViewConfig),
