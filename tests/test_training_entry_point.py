@@ -1,6 +1,7 @@
 """The one training entry point: options -> settings -> trainer arguments, and a real run through it."""
 
 import csv
+import dataclasses
 
 import pytest
 
@@ -10,12 +11,21 @@ from st_contrastive.options import build_parser, config_from_args
 from st_contrastive.training import TrainSettings, train
 
 
+@dataclasses.dataclass
+class Command:
+    """A command's config as the commands declare it: the training options with this command's defaults."""
+
+    training: TrainSettings = dataclasses.field(
+        default_factory=lambda: TrainSettings(batch_size=64, learning_rate=2e-5, weight_decay=0.01))
+
+
 def test_options_round_trip_to_settings_and_trainer_arguments():
-    defaults = TrainSettings(batch_size=64, learning_rate=2e-5, weight_decay=0.01)
-    parser = build_parser(TrainSettings, "train", "the training options", defaults=defaults)
-    assert config_from_args(TrainSettings, parser.parse_args([]), defaults) == defaults
-    settings = config_from_args(TrainSettings, parser.parse_args(["--batch-size", "8", "--max-steps", "40",
-                                                                  "--save-steps", "20"]), defaults, output_dir="runs/x")
+    defaults = Command().training
+    parser = build_parser(Command, "train", "the training options")
+    assert config_from_args(Command, parser.parse_args([])).training == defaults
+    parsed = config_from_args(Command, parser.parse_args(["--batch-size", "8", "--max-steps", "40", "--save-steps",
+                                                          "20"]))
+    settings = dataclasses.replace(parsed.training, output_dir="runs/x")
     assert (settings.batch_size, settings.max_steps, settings.learning_rate) == (8, 40, 2e-5)
     args = settings.training_arguments()
     assert args.output_dir == "runs/x" and args.per_device_train_batch_size == 8
