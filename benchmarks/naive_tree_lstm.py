@@ -1,17 +1,17 @@
 """Naive per-node Tree-LSTMs: the reference the level-batched cells are tested against and benchmarked with.
 
 Each function applies Tai et al.'s equations to one node at a time, recursing into its children first, with the
-parameters of a :class:`~st_contrastive.models.child_sum_tree_lstm.ChildSumTreeLSTMCell` or
-:class:`~st_contrastive.models.binary_tree_lstm.BinaryTreeLSTMCell`: the same math, one matrix-vector product per
-gate and node, no batching.
+parameters of a :class:`~st_contrastive.models.multiview.child_sum_tree_lstm.ChildSumTreeLSTMCell` or
+:class:`~st_contrastive.models.multiview.binary_tree_lstm.BinaryTreeLSTMCell`: the same math, one matrix-vector
+product per gate and node, no batching.
 """
 
 from __future__ import annotations
 
 import torch
 
-from st_contrastive.models.binary_tree_lstm import BinaryTreeLSTMCell
-from st_contrastive.models.child_sum_tree_lstm import ChildSumTreeLSTMCell
+from st_contrastive.models.multiview.binary_tree_lstm import BinaryTreeLSTMCell
+from st_contrastive.models.multiview.child_sum_tree_lstm import ChildSumTreeLSTMCell
 from st_contrastive.parsing import Tree
 
 

@@ -284,6 +284,37 @@ def test_a_missing_plugin_version_names_what_to_install(corpus, tmp_path):
         SentenceTransformer(str(tmp_path), trust_remote_code=True, device="cpu")
 
 
+NEW_CLASS_PATHS = ["st_contrastive.models.multiview.parsed_text_input.ParsedTextInput",
+                   "st_contrastive.models.multiview.multi_view.MultiView"]
+
+
+def test_a_save_records_the_modules_new_class_paths(corpus, tmp_path):
+    _, sentences = corpus
+    small_model(sentences).save(str(tmp_path))
+    modules = json.loads((tmp_path / "modules.json").read_text())
+    assert [module["type"] for module in modules] == NEW_CLASS_PATHS
+
+
+def test_a_checkpoint_naming_the_modules_paths_before_the_split_loads_identically(corpus, tmp_path):
+    """A checkpoint saved before models/ was split into heads/ and multiview/ names the old module paths."""
+    _, sentences = corpus
+    model = small_model(sentences)
+    model.save(str(tmp_path))
+    path = tmp_path / "modules.json"
+    modules = json.loads(path.read_text())
+    for module in modules:
+        module["type"] = module["type"].replace("st_contrastive.models.multiview.", "st_contrastive.models.")
+    assert [module["type"] for module in modules] == ["st_contrastive.models.parsed_text_input.ParsedTextInput",
+                                                      "st_contrastive.models.multi_view.MultiView"]
+    path.write_text(json.dumps(modules))
+    reloaded = SentenceTransformer(str(tmp_path), trust_remote_code=True, device="cpu")
+    texts = [s.text for s in sentences[:16]]
+    assert torch.equal(model.encode(texts, convert_to_tensor=True), reloaded.encode(texts, convert_to_tensor=True))
+    reloaded.save(str(tmp_path / "saved-again"))  # a checkpoint saved again records the new paths
+    saved_again = json.loads((tmp_path / "saved-again" / "modules.json").read_text())
+    assert [module["type"] for module in saved_again] == NEW_CLASS_PATHS
+
+
 def test_encode_parses_raw_strings_and_accepts_parsed_records(corpus):
     _, sentences = corpus
     model = small_model(sentences)

@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from benchmarks.naive_tree_lstm import naive_binary, naive_child_sum
-from st_contrastive.models.binary_tree_lstm import BinaryTreeLSTMCell
-from st_contrastive.models.child_sum_tree_lstm import ChildSumTreeLSTMCell
-from st_contrastive.models.tree_batch import TreeBatch
+from st_contrastive.models.multiview.binary_tree_lstm import BinaryTreeLSTMCell
+from st_contrastive.models.multiview.child_sum_tree_lstm import ChildSumTreeLSTMCell
+from st_contrastive.models.multiview.tree_batch import TreeBatch
 from st_contrastive.parsing import ParsedSentence, binarize, project_heads
 
 DOUBLE = torch.float64  # compare at 1e-5 without float32 noise from the summation order

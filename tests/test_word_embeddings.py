@@ -11,9 +11,9 @@ import numpy
 import pytest
 import torch
 
-from st_contrastive.models.vocabulary import Vocabulary
-from st_contrastive.models.word_embeddings import WordEmbeddings, vocabulary_from_vectors
-from st_contrastive.models.word_vectors import load_word_vectors
+from st_contrastive.models.multiview.vocabulary import Vocabulary
+from st_contrastive.models.multiview.word_embeddings import WordEmbeddings, vocabulary_from_vectors
+from st_contrastive.models.multiview.word_vectors import load_word_vectors
 
 
 def test_build_orders_by_count_then_first_occurrence():

@@ -1,20 +1,41 @@
 """Sentence-transformers modules of the package: heads that losses train, and the multi-view encoders."""
 
-from st_contrastive.models.binary_tree_lstm import BinaryTreeLSTM, BinaryTreeLSTMCell
-from st_contrastive.models.child_sum_tree_lstm import ChildSumTreeLSTM, ChildSumTreeLSTMCell
+import sys
+
 from st_contrastive.models.dropout import dropout_rate
-from st_contrastive.models.gru_encoder import GRUEncoder
-from st_contrastive.models.head import Head
-from st_contrastive.models.label_classifier import LabelClassifier
+from st_contrastive.models.heads import (
+    NLI_LABELS,
+    Head,
+    LabelClassifier,
+    MaskedLMHead,
+    NLIClassifier,
+    load_nli_classifier,
+    predict_nli,
+)
 from st_contrastive.models.masked_lm_encoder import mean_pooled_encoder
-from st_contrastive.models.masked_lm_head import MaskedLMHead
-from st_contrastive.models.multi_view import MultiView, multiview_model
-from st_contrastive.models.nli_classifier import NLI_LABELS, NLIClassifier, load_nli_classifier, predict_nli
-from st_contrastive.models.parsed_text_input import ParsedTextInput
-from st_contrastive.models.tree_batch import TreeBatch
-from st_contrastive.models.vocabulary import Vocabulary
-from st_contrastive.models.word_embeddings import WordEmbeddings
-from st_contrastive.models.word_vectors import load_word_vectors
+from st_contrastive.models.multiview import (
+    BinaryTreeLSTM,
+    BinaryTreeLSTMCell,
+    ChildSumTreeLSTM,
+    ChildSumTreeLSTMCell,
+    GRUEncoder,
+    MultiView,
+    ParsedTextInput,
+    TreeBatch,
+    Vocabulary,
+    WordEmbeddings,
+    load_word_vectors,
+    multiview_model,
+)
+
+# A saved SentenceTransformer names each module's class by its dotted path in modules.json, and loading imports that
+# path. Multi-view checkpoints saved before models/ was split into heads/ and multiview/ name the old modules, so
+# those names stay registered, pointing at the moved ones; new saves record the new paths.
+MOVED_MODULES = {
+    "st_contrastive.models.multi_view": "st_contrastive.models.multiview.multi_view",
+    "st_contrastive.models.parsed_text_input": "st_contrastive.models.multiview.parsed_text_input",
+}
+sys.modules.update({old: sys.modules[new] for old, new in MOVED_MODULES.items()})
 
 __all__ = [
     "NLI_LABELS",

@@ -10,13 +10,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from st_contrastive.models.binary_tree_lstm import BinaryTreeLSTM
-from st_contrastive.models.child_sum_tree_lstm import ChildSumTreeLSTM
 from st_contrastive.models.configured_module import ConfiguredModule
-from st_contrastive.models.gru_encoder import GRUEncoder
-from st_contrastive.models.parsed_text_input import ParsedTextInput
-from st_contrastive.models.vocabulary import Vocabulary
-from st_contrastive.models.word_embeddings import WordEmbeddings, vocabulary_from_vectors
+from st_contrastive.models.multiview.binary_tree_lstm import BinaryTreeLSTM
+from st_contrastive.models.multiview.child_sum_tree_lstm import ChildSumTreeLSTM
+from st_contrastive.models.multiview.gru_encoder import GRUEncoder
+from st_contrastive.models.multiview.parsed_text_input import ParsedTextInput
+from st_contrastive.models.multiview.vocabulary import Vocabulary
+from st_contrastive.models.multiview.word_embeddings import WordEmbeddings, vocabulary_from_vectors
 from st_contrastive.parsing import ParsedSentence
 
 VIEW_ENCODERS = {"seq": GRUEncoder, "dep": ChildSumTreeLSTM, "const": BinaryTreeLSTM}

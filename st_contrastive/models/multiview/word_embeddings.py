@@ -13,7 +13,7 @@ import numpy
 import torch
 from torch import nn
 
-from st_contrastive.models.vocabulary import PAD, UNK, Vocabulary
+from st_contrastive.models.multiview.vocabulary import PAD, UNK, Vocabulary
 
 
 class WordEmbeddings(nn.Module):
@@ -37,7 +37,7 @@ class WordEmbeddings(nn.Module):
     def from_vectors(cls, vocabulary: Vocabulary, words: Sequence[str], vectors: numpy.ndarray | torch.Tensor,
                      frozen: bool = True) -> tuple[WordEmbeddings, int]:
         """Embeddings for ``vocabulary`` whose rows are copied from pre-trained ``vectors`` (one row per entry of
-        ``words``, e.g. from :func:`~st_contrastive.models.word_vectors.load_word_vectors`).
+        ``words``, e.g. from :func:`~st_contrastive.models.multiview.word_vectors.load_word_vectors`).
 
         A vocabulary word takes the vector of the same word, else of its lowercased form; a word found neither way
         (and ``[UNK]``) keeps its Xavier init, ``[PAD]`` stays zero. Returns the module and the number of

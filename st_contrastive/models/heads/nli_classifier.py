@@ -11,7 +11,7 @@ import torch
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
-from st_contrastive.models.head import Head
+from st_contrastive.models.heads.head import Head
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")  # SNLI/MultiNLI label ids 0, 1, 2
 

@@ -29,7 +29,7 @@ def load_word_vectors(source: str, max_words: int | None = None) -> tuple[list[s
 
     ``max_words`` keeps the first N words: the most frequent for GloVe/word2vec files, which are frequency-ordered;
     spaCy's tables carry no frequencies, so there it is simply the table's first N keys (arbitrary words: keep them
-    all and let :func:`~st_contrastive.models.word_embeddings.vocabulary_from_vectors` rank them by a corpus).
+    all and let :func:`~st_contrastive.models.multiview.word_embeddings.vocabulary_from_vectors` rank them by a corpus).
     """
     if source.startswith(SPACY_PREFIX):
         return _spacy_vectors(source[len(SPACY_PREFIX):], max_words)

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from st_contrastive.models.head import Head
+from st_contrastive.models.heads.head import Head
 
 
 class LabelClassifier(Head):

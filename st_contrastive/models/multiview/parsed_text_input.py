@@ -11,8 +11,8 @@ from typing import Any, ClassVar
 import torch
 from sentence_transformers.base.modules import InputModule
 
-from st_contrastive.models.tree_batch import inner_children
-from st_contrastive.models.vocabulary import Vocabulary
+from st_contrastive.models.multiview.tree_batch import inner_children
+from st_contrastive.models.multiview.vocabulary import Vocabulary
 from st_contrastive.parsing import ParsedSentence, binarize, project_heads
 from st_contrastive.parsing.parse_cache import ParseCache
 
@@ -34,7 +34,7 @@ class ParsedTextInput(InputModule):
 
     Features: ``input_ids`` and ``attention_mask`` ``(batch, words)``, ``heads`` ``(batch, words)`` (1-based, 0
     for the root, −1 padding) and ``inner_children`` ``(batch, words − 1, 2)`` (see
-    :func:`~st_contrastive.models.tree_batch.inner_children`, −1 padding).
+    :func:`~st_contrastive.models.multiview.tree_batch.inner_children`, −1 padding).
     """
 
     config_keys: ClassVar[list[str]] = ["parser", "lowercase"]

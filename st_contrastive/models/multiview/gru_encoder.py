@@ -6,7 +6,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from st_contrastive.models.word_embeddings import WordEmbeddings
+from st_contrastive.models.multiview.word_embeddings import WordEmbeddings
 
 
 class GRUEncoder(nn.Module):

@@ -6,8 +6,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from st_contrastive.models.tree_batch import TreeBatch
-from st_contrastive.models.word_embeddings import WordEmbeddings
+from st_contrastive.models.multiview.tree_batch import TreeBatch
+from st_contrastive.models.multiview.word_embeddings import WordEmbeddings
 
 
 class ChildSumTreeLSTMCell(nn.Module):
