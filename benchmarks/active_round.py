@@ -26,8 +26,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--acquisition", default="entropy", help="acquisition function")
     parser.add_argument("--output", default="benchmarks/results/active_round.json", help="JSON results path")
     args = parser.parse_args(argv)
-    from st_contrastive.active.config import ActiveLearningConfig
     from st_contrastive.active.loop import run_active_learning
+    from st_contrastive.config.active_learning import ActiveLearningConfig
 
     with tempfile.TemporaryDirectory() as folder:
         config = ActiveLearningConfig(dataset="trec", model=args.model, acquisitions=[args.acquisition], num_seeds=1,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shlex
 import sys
 
 from st_contrastive import options
+from st_contrastive.distributed import is_distributed
 from st_contrastive.recipes import (
     chain,
     convert,
@@ -23,7 +25,6 @@ from st_contrastive.recipes import (
     supcon_nli_sweep,
 )
 from st_contrastive.recipes.input_checks import SettingError
-from st_contrastive.training.distributed import is_distributed
 
 COMMANDS = {
     "declutr": (declutr.main, "DeCLUTR continued training with evaluation before and after"),
@@ -131,6 +132,8 @@ def main(argv: list[str] | None = None) -> None:
     if is_distributed() and argv[0] not in DISTRIBUTED_COMMANDS:
         sys.exit(f"st-contrastive {argv[0]}: error: runs in one process; launch it without torchrun/accelerate "
                  f"(these train on several: {', '.join(DISTRIBUTED_COMMANDS)})")
+    # Every command reports as it goes (what it evaluates, how much data, where it saved) through logging.
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         run(argv[1:])
     except SettingError as error:

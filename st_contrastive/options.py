@@ -87,7 +87,7 @@ def build_parser(config_class: type, prog: str, description: str) -> argparse.Ar
         spec = option_spec(field)
         if spec["group"] not in groups:
             groups[spec["group"]] = parser.add_argument_group(spec["group"])
-        _add_option(groups[spec["group"]], prog, field, spec, default, hint, help_overrides.get(field.name))
+        _add_option(groups[spec["group"]], field, spec, default, hint, help_overrides.get(field.name))
     return parser
 
 
@@ -95,6 +95,13 @@ def config_from_args(config_class: type, args: argparse.Namespace):
     """An instance of ``config_class`` from parsed arguments (nested config dataclasses filled from the same
     names); a field that is not an option keeps its default."""
     return _fill(config_class, args, None)
+
+
+def config_passed_on(config_class: type, parser: argparse.ArgumentParser, argv: list[str], prog: str):
+    """The config of the command that a comparison command runs, from the options it passes on (``argv``, parsed by
+    that command's ``parser``); a warning or error names ``prog``, the command the person typed."""
+    parser.prog = prog
+    return config_from_args(config_class, parser.parse_args(argv))
 
 
 def _fill(config_class: type, args: argparse.Namespace, defaults: Any):
@@ -134,7 +141,7 @@ def _option_fields(config_class: type, defaults: Any):
             yield field, value, hints[field.name]
 
 
-def _add_option(group, prog: str, field: dataclasses.Field, spec: dict, default, hint, help_override: str | None):
+def _add_option(group, field: dataclasses.Field, spec: dict, default, hint, help_override: str | None):
     kwargs = _argparse_kwargs(spec, default, hint)
     kwargs["help"] = help_override or spec["help"]
     if spec["positional"]:
@@ -146,7 +153,7 @@ def _add_option(group, prog: str, field: dataclasses.Field, spec: dict, default,
     group.add_argument(flag_of(field), dest=field.name, **kwargs)
     replacement = flag_of(field)
     for old in spec["deprecated"]:
-        alias = dict(kwargs, help=argparse.SUPPRESS, default=argparse.SUPPRESS, replacement=replacement, prog=prog,
+        alias = dict(kwargs, help=argparse.SUPPRESS, default=argparse.SUPPRESS, replacement=replacement,
                      action=_deprecated(kwargs.get("action", "store")))
         group.add_argument(old, dest=field.name, **alias)
     if spec["off"]:
@@ -197,12 +204,12 @@ def _deprecated(action: str) -> type[argparse.Action]:
     store = _STORE_ACTIONS[action]
 
     class Deprecated(store):
-        def __init__(self, *args, replacement: str, prog: str, **kwargs):
+        def __init__(self, *args, replacement: str, **kwargs):
             super().__init__(*args, **kwargs)
-            self.replacement, self.prog = replacement, prog
+            self.replacement = replacement
 
         def __call__(self, parser, namespace, values, option_string=None):
-            print(f"{self.prog}: warning: {option_string} is deprecated and will be removed in the next release; "
+            print(f"{parser.prog}: warning: {option_string} is deprecated and will be removed in the next release; "
                   f"use {self.replacement}", file=sys.stderr)
             super().__call__(parser, namespace, values, option_string)
 

@@ -10,7 +10,7 @@ from types import ModuleType
 
 import numpy as np
 
-from st_contrastive.evaluation.protocol import averages, main_score
+from st_contrastive.config.evaluation import averages, main_score
 from st_contrastive.extras import MissingExtra, require_extra
 from st_contrastive.publishing.model_card import write_model_card
 

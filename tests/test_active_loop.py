@@ -468,3 +468,19 @@ def test_a_run_folder_from_before_several_references_continues(dataset_csv, tmp_
     loop_module._write_config(tmp_path / "run", run)  # no "other settings" error
     with pytest.raises(ValueError, match=r"other settings \(references differ\)"):
         loop_module._write_config(tmp_path / "run", config(dataset_csv, "unused", tmp_path / "run"))
+
+
+def test_a_finished_run_gains_reference_and_equal_compute_arms_but_keeps_its_settings(dataset_csv, tmp_path):
+    """More --reference arms, or --equal-compute, train on the labelled sets the run has: accepted, recorded;
+    anything else that differs (a reference taken away, another budget) is refused."""
+    output = tmp_path / "run"
+    loop_module._write_config(output, config(dataset_csv, "unused", output, references=["logreg"]))
+    grown = config(dataset_csv, "unused", output, references=["logreg", "setfit-defaults"], equal_compute=True)
+    loop_module._write_config(output, grown)
+    assert ActiveLearningConfig.from_json(json.loads((output / "config.json").read_text())) == grown
+    with pytest.raises(ValueError, match=r"other settings \(references differ\)"):
+        loop_module._write_config(output, config(dataset_csv, "unused", output, references=["setfit-defaults"],
+                                                 equal_compute=True))
+    with pytest.raises(ValueError, match=r"other settings \(budget, references differ\)"):
+        loop_module._write_config(output, config(dataset_csv, "unused", output, budget=1.0,
+                                                 references=["logreg", "setfit-defaults", "setfit"], equal_compute=True))

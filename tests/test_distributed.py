@@ -28,7 +28,7 @@ def _rank(rank: int, port: int, folder: str, results) -> None:
     import time
     from pathlib import Path
 
-    from st_contrastive.training.distributed import agree_with_rank_zero, is_main_process, main_process_first
+    from st_contrastive.distributed import agree_with_rank_zero, is_main_process, main_process_first
 
     shared = Path(folder) / "written-by-rank-0.txt"
     with main_process_first():
@@ -52,7 +52,7 @@ def test_rank_zero_writes_first_and_decides_for_every_rank(tmp_path):
 
 
 def test_one_process_runs_the_block_and_keeps_its_own_decision(tmp_path, monkeypatch):
-    from st_contrastive.training.distributed import agree_with_rank_zero, main_process_first
+    from st_contrastive.distributed import agree_with_rank_zero, main_process_first
 
     monkeypatch.delenv("WORLD_SIZE", raising=False)
     with main_process_first():
@@ -73,14 +73,14 @@ if sys.argv[2] == "trainer":  # what train() and the recipes do: the trainer's a
     from datasets import Dataset
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
-    from st_contrastive.training.settings import TrainSettings
+    from st_contrastive.config.training import TrainSettings
     from st_contrastive.training.trainer import ContrastiveTrainer
     model = SentenceTransformer(sys.argv[4])
     ContrastiveTrainer(model=model, args=TrainSettings(output_dir=sys.argv[3]).training_arguments(),
                        train_dataset=Dataset.from_dict({"anchor": ["a"], "positive": ["b"]}),
                        loss=MultipleNegativesRankingLoss(model))
 else:  # what a parse cache or a tokenizer written once does
-    from st_contrastive.training.distributed import main_process_first
+    from st_contrastive.distributed import main_process_first
     with main_process_first():
         pass
 gathered = [torch.zeros(1) for _ in range(2)]

@@ -11,7 +11,7 @@ import pytest
 from huggingface_hub import ModelCard, ModelCardData
 from sentence_transformers import SentenceTransformer
 
-from st_contrastive.evaluation.protocol import main_score
+from st_contrastive.config.evaluation import main_score
 from st_contrastive.publishing import card_metadata, fill_model_card_data
 from st_contrastive.publishing.card_metadata import DEFAULT_MODEL_LABEL, base_model_id
 from st_contrastive.recipes.push import main as push_main

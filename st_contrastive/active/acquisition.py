@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from st_contrastive.active.config import ACQUISITIONS
+from st_contrastive.config.active_learning import ACQUISITIONS
 from st_contrastive.extras import require_extra
 
 query_strategies = require_extra("small_text.query_strategies", "active")

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from st_contrastive.active.config import RoundTraining
 from st_contrastive.active.state import ArmState
+from st_contrastive.config.active_learning import RoundTraining
 
 SUFFIX = "-equal-compute"  # supcon-ce-equal-compute: the arm's name in the run folder and the tables
 

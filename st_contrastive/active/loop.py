@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from st_contrastive.active.acquisition import PoolModel, acquire, random_ids
-from st_contrastive.active.config import ActiveLearningConfig
 from st_contrastive.active.oracle import HumanOracle, SimulatedOracle
 from st_contrastive.active.state import ArmState, Pending
+from st_contrastive.config.active_learning import ActiveLearningConfig, only_adds_arms
 
 if TYPE_CHECKING:
     from st_contrastive.active.equal_compute import SetFitTimeBudget
@@ -108,8 +108,8 @@ def _human_start(config: ActiveLearningConfig, data) -> str:
 
 def _run_equal_compute_arms(config, data, base_model: str, acquisition: str, seed: int, progress: bool) -> list[dict]:
     """SupCon + CE and CE only (those of ``config.objectives``), each round as long as SetFit at its defaults."""
-    from st_contrastive.active.config import EQUAL_COMPUTE_OBJECTIVES
     from st_contrastive.active.equal_compute import SUFFIX, SetFitTimeBudget
+    from st_contrastive.config.active_learning import EQUAL_COMPUTE_OBJECTIVES
 
     arms = Path(config.output) / "arms"
     setfit = ArmState.load(arms / arm_name("setfit-defaults", acquisition, seed))
@@ -128,11 +128,14 @@ def _write_config(output: Path, config: ActiveLearningConfig) -> None:
         # Through the config class: a folder written before a setting was renamed compares by what it means.
         saved = json.loads(json.dumps(ActiveLearningConfig.from_json(json.loads(path.read_text())).to_json()))
         current = json.loads(json.dumps(config.to_json()))
-        if saved != current:
-            changed = sorted(k for k in saved.keys() | current.keys() if saved.get(k) != current.get(k))
+        changed = sorted(k for k in saved.keys() | current.keys() if saved.get(k) != current.get(k))
+        if not changed:
+            return
+        if not only_adds_arms(saved, current):
             raise ValueError(f"{output} holds a run with other settings ({', '.join(changed)} differ); continue it "
                              "with --resume-from-checkpoint, or choose another --output")
-        return
+        # Reference and equal-compute arms train on the labelled sets the run already has: its arms stay valid.
+        logger.info("%s: adding arms to the run (%s); its finished arms are kept", output, ", ".join(changed))
     output.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(config.to_json(), indent=1))
 

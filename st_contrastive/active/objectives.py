@@ -19,8 +19,8 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.modules import Normalize
 from sentence_transformers.util import batch_to_device
 
-from st_contrastive.active.config import OBJECTIVES, RoundTraining
-from st_contrastive.models.label_classifier import LabelClassifier
+from st_contrastive.config.active_learning import OBJECTIVES, RoundTraining
+from st_contrastive.models.heads.label_classifier import LabelClassifier
 
 
 def round_steps(labelled: int, training: RoundTraining) -> int:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import asdict, dataclass, field, fields
 
+from st_contrastive.config.training import TrainSettings
 from st_contrastive.options import OUTPUT, option, same_option
-from st_contrastive.training.settings import TrainSettings
 
 OBJECTIVES = ("supcon-ce", "ce", "siamese")
 EQUAL_COMPUTE_OBJECTIVES = ("supcon-ce", "ce")  # --equal-compute trains these longer
@@ -142,3 +142,11 @@ class ActiveLearningConfig:
         return cls(**values, training=RoundTraining(**data.get("training", {})))
 
 
+def only_adds_arms(saved: dict, current: dict) -> bool:
+    """Whether the settings ``current`` differ from a run's ``saved`` ones (both as ``to_json()`` gives them) only by
+    arms added: more ``--reference`` arms, or ``--equal-compute``. Those train on the labelled sets the run already
+    has, so a finished run gains them and keeps its arms."""
+    others = {k for k in saved.keys() | current.keys() if saved.get(k) != current.get(k)} - {"references",
+                                                                                           "equal_compute"}
+    return (not others and set(saved.get("references", [])) <= set(current.get("references", []))
+            and bool(current.get("equal_compute") or not saved.get("equal_compute")))

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from st_contrastive.distributed import has_accelerator
 from st_contrastive.options import OUTPUT, TRAINING, option
-from st_contrastive.training.distributed import has_accelerator
 
 
 @dataclass

@@ -9,7 +9,7 @@ from datasets import Dataset, concatenate_datasets, load_dataset, load_from_disk
 
 from st_contrastive.data.table_file import read_rows
 from st_contrastive.data_dir import SHARED_NLI, data_file
-from st_contrastive.models.nli_classifier import NLI_LABELS  # ids 0, 1, 2 as in stanfordnlp/snli and all-nli
+from st_contrastive.models.heads.nli_classifier import NLI_LABELS  # ids 0, 1, 2 as in stanfordnlp/snli and all-nli
 
 logger = logging.getLogger(__name__)
 

@@ -1,8 +1,10 @@
-"""STS and SentEval-style transfer evaluation: by task name, or as sentence-transformers evaluators."""
+"""STS and SentEval-style transfer evaluation: by task name, or as sentence-transformers evaluators.
 
-from typing import TYPE_CHECKING
+This package imports torch and scikit-learn; the task names, SentEval's protocol and how scores are summarised are
+declared in :mod:`st_contrastive.config.evaluation`, which does not, so commands check task names first.
+"""
 
-from st_contrastive.evaluation.protocol import (
+from st_contrastive.config.evaluation import (
     SHORTCUTS,
     TRANSFER_TASKS,
     VALID_TASKS,
@@ -11,21 +13,11 @@ from st_contrastive.evaluation.protocol import (
     expand_tasks,
     main_score,
 )
-from st_contrastive.lazy_exports import lazy_exports
-
-if TYPE_CHECKING:
-    from st_contrastive.evaluation.embedding_cache import EmbeddingCache
-    from st_contrastive.evaluation.evaluators import TransferEvaluator
-    from st_contrastive.evaluation.sts import load_sts, sts_evaluator, sts_spearman
-    from st_contrastive.evaluation.tasks import evaluate_model
-    from st_contrastive.evaluation.transfer import evaluate_transfer, load_transfer
-
-# Task names are checked before anything heavy loads; the evaluation itself imports torch and scikit-learn.
-__getattr__ = lazy_exports(__name__, {
-    "EmbeddingCache": "embedding_cache", "TransferEvaluator": "evaluators", "load_sts": "sts",
-    "sts_evaluator": "sts", "sts_spearman": "sts", "evaluate_model": "tasks",
-    "evaluate_transfer": "transfer", "load_transfer": "transfer",
-})
+from st_contrastive.evaluation.embedding_cache import EmbeddingCache
+from st_contrastive.evaluation.evaluators import TransferEvaluator
+from st_contrastive.evaluation.sts import load_sts, sts_evaluator, sts_spearman
+from st_contrastive.evaluation.tasks import evaluate_model
+from st_contrastive.evaluation.transfer import evaluate_transfer, load_transfer
 
 __all__ = [
     "SHORTCUTS",

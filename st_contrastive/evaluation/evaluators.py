@@ -13,8 +13,8 @@ import os
 
 from sentence_transformers.base.evaluation import BaseEvaluator
 
+from st_contrastive.config.evaluation import SENTEVAL, TransferProtocol
 from st_contrastive.evaluation.embedding_cache import EmbeddingCache
-from st_contrastive.evaluation.protocol import SENTEVAL, TransferProtocol
 from st_contrastive.evaluation.sts import sts_evaluator
 from st_contrastive.evaluation.transfer import load_transfer, transfer_scores
 

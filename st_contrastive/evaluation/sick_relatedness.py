@@ -17,8 +17,8 @@ import torch
 from scipy.stats import pearsonr, spearmanr
 from sklearn.preprocessing import StandardScaler
 
+from st_contrastive.config.evaluation import SEED
 from st_contrastive.evaluation.embedding_cache import EmbeddingCache
-from st_contrastive.evaluation.protocol import SEED
 from st_contrastive.evaluation.sts import load_sts
 
 CLASSES = np.arange(1, 6, dtype=np.float64)

@@ -13,9 +13,9 @@ import numpy as np
 from scipy.stats import spearmanr
 from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator
 
+from st_contrastive.config.evaluation import SHARED_STS, SPLITS
 from st_contrastive.data_dir import data_file
 from st_contrastive.evaluation.embedding_cache import EmbeddingCache
-from st_contrastive.evaluation.protocol import SHARED_STS, SPLITS
 
 # Score column names used by Hub copies of STS-B / SICK-R, tried in this order.
 SCORE_COLUMNS = ("score", "relatedness", "relatedness_score", "similarity_score", "label")

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 
 from tqdm.auto import tqdm
 
+from st_contrastive.config.evaluation import SENTEVAL, SICK_RELATEDNESS, STS_TASKS, TransferProtocol, expand_tasks
 from st_contrastive.evaluation.embedding_cache import EmbeddingCache
-from st_contrastive.evaluation.protocol import SENTEVAL, SICK_RELATEDNESS, STS_TASKS, TransferProtocol, expand_tasks
 from st_contrastive.evaluation.sick_relatedness import evaluate_sick_relatedness
 from st_contrastive.evaluation.sts import load_sts, sts_spearman
 from st_contrastive.evaluation.transfer import evaluate_transfer

@@ -30,10 +30,10 @@ from sklearn.metrics import f1_score
 from sklearn.model_selection import StratifiedKFold
 from sklearn.preprocessing import StandardScaler
 
+from st_contrastive.config.evaluation import MRPC_FEATURES, SEED, SENTEVAL, TRANSFER_TASKS, TransferProtocol
 from st_contrastive.data_dir import data_file
 from st_contrastive.evaluation.embedding_cache import EmbeddingCache
 from st_contrastive.evaluation.logistic_regression import LogisticRegressions, fit_logistic_regressions
-from st_contrastive.evaluation.protocol import MRPC_FEATURES, SEED, SENTEVAL, TRANSFER_TASKS, TransferProtocol
 
 CV_TASKS = ("mr", "cr", "subj", "mpqa")
 NESTED_CV_GRID = tuple(2.0**k for k in range(-2, 4))

@@ -16,7 +16,7 @@ from sentence_transformers.base.losses import CachedLossMixin
 from st_contrastive.losses.contrastive_core import Similarity
 from st_contrastive.losses.nli_supcon import NLISupConLoss, premise_groups
 from st_contrastive.losses.supcon import SupConLoss
-from st_contrastive.models.nli_classifier import NLIClassifier
+from st_contrastive.models.heads.nli_classifier import NLIClassifier
 
 
 class CachedSupConLoss(CachedLossMixin, SupConLoss):

@@ -13,7 +13,7 @@ from torch import nn
 from st_contrastive.data.masking import IGNORE_INDEX, mask_tokens
 from st_contrastive.losses.contrastive_core import global_mean_factor
 from st_contrastive.losses.nt_xent import nt_xent
-from st_contrastive.models.masked_lm_head import MaskedLMHead
+from st_contrastive.models.heads.masked_lm_head import MaskedLMHead
 
 logger = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from st_contrastive.losses.contrastive_core import (
     similarity_matrix,
     supcon,
 )
-from st_contrastive.models.nli_classifier import NLIClassifier
+from st_contrastive.models.heads.nli_classifier import NLIClassifier
 
 logger = logging.getLogger(__name__)
 

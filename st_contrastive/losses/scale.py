@@ -19,7 +19,7 @@ from st_contrastive.losses.contrastive_core import (
     supcon,
 )
 from st_contrastive.models.dropout import dropout_rate
-from st_contrastive.models.label_classifier import LabelClassifier
+from st_contrastive.models.heads.label_classifier import LabelClassifier
 
 logger = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData, try_to_load_from_cache
 
+from st_contrastive.config.evaluation import SPLITS, main_score
 from st_contrastive.data_dir import SHARED_CORPORA, SHARED_NLI, SHARED_TEXT_CLASSIFICATION
 from st_contrastive.default_model import HUB_ID as DEFAULT_MODEL_HUB_ID
-from st_contrastive.evaluation.protocol import SPLITS, main_score
 
 # What a recipe records as its base model when --model is not given (results.json's "model").
 DEFAULT_MODEL_LABEL = "all-MiniLM-L6-v2 (default-model extra)"

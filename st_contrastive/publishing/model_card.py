@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from st_contrastive.evaluation.protocol import averages, main_score
+from st_contrastive.config.evaluation import averages, main_score
 from st_contrastive.publishing.card_metadata import DATA_KEYS, card_metadata
 
 SIMCSE_CITATION = """

@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = options.config_from_args(ChainConfig, parsed)
     refuse_push_in_comparison(parser, declutr_options)
     refuse_in_comparison(parser, declutr_options)
-    declutr = options.config_from_args(DeCLUTRConfig, declutr_parser().parse_args(declutr_options))
+    declutr = options.config_passed_on(DeCLUTRConfig, declutr_parser(), declutr_options, parser.prog)
     output = Path(args.output)
     declutr = replace(declutr, model=args.model, output=str(output / "declutr"), eval_tasks=[],
                       training=replace(declutr.training, max_steps=args.declutr_steps))
@@ -76,9 +76,9 @@ def main(argv: list[str] | None = None) -> dict:
     # Imported here, not at the top: the parsers must build without torch (instant --help).
     from sentence_transformers import SentenceTransformer
 
+    from st_contrastive.config.evaluation import STS_TASKS, expand_tasks
+    from st_contrastive.distributed import is_main_process, join_for_comparison, wait_for_rank_zero
     from st_contrastive.evaluation import averages, evaluate_model, main_score
-    from st_contrastive.evaluation.protocol import STS_TASKS, expand_tasks
-    from st_contrastive.training.distributed import is_main_process, join_for_comparison, wait_for_rank_zero
 
     output.mkdir(parents=True, exist_ok=True)
     stages = {
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> dict:
 
 def check_chain(args: argparse.Namespace, configs: dict) -> None:
     """The chain's own options and every arm's settings, before the base is evaluated; all problems at once."""
-    from st_contrastive.evaluation.protocol import expand_tasks
+    from st_contrastive.config.evaluation import expand_tasks
 
     checks = SettingChecks()
     checks.model(args.model)

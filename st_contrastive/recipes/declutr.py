@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from st_contrastive import options
+from st_contrastive.config.evaluation import expand_tasks
+from st_contrastive.config.training import TrainSettings
 from st_contrastive.data_dir import SHARED_CORPORA
-from st_contrastive.evaluation.protocol import expand_tasks
 from st_contrastive.options import OUTPUT, option
 from st_contrastive.recipes import shared_options as shared
 from st_contrastive.recipes.input_checks import (
@@ -23,16 +24,15 @@ from st_contrastive.recipes.input_checks import (
     in_hub_cache,
     is_sentence_encoder,
 )
-from st_contrastive.recipes.push import check_push, publish
+from st_contrastive.recipes.push import check_push
 from st_contrastive.recipes.run_folder import (
     check_output,
     check_resume,
     check_run_folder,
     clear_for_overwrite,
     input_paths,
-    record_settings,
 )
-from st_contrastive.training.settings import TrainSettings
+from st_contrastive.recipes.training_run import evaluate_base, train_recorded, write_trained_run
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -198,11 +198,9 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     from st_contrastive.data import DeCLUTRDataCollator, SpanSampler, load_corpus, prepare_declutr_dataset
     from st_contrastive.data.declutr_collator import input_token_limit, special_token_template
     from st_contrastive.default_model import default_model
-    from st_contrastive.evaluation import evaluate_model, sts_evaluator
+    from st_contrastive.distributed import is_distributed
+    from st_contrastive.evaluation import sts_evaluator
     from st_contrastive.losses import CachedDeCLUTRLoss, DeCLUTRLoss
-    from st_contrastive.reporting import write_run_results
-    from st_contrastive.training import train
-    from st_contrastive.training.distributed import is_distributed, is_main_process
 
     def span_sampler(max_length: int) -> SpanSampler:
         return SpanSampler(num_anchors=config.num_anchors, num_positives=config.num_positives,
@@ -241,46 +239,23 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     collator = DeCLUTRDataCollator(model.tokenizer, sampler, mlm_probability=mlm_probability, seed=config.training.seed)
     evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
 
-    main_process = is_main_process()
-    if main_process:
-        logger.info(shared.evaluation_line(config.eval_tasks))
-    before = (evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size,
-                            max_rows=config.eval_max_rows)
-              if config.eval_tasks and main_process else {})
+    before = evaluate_base(model, config)
     head_warmup = None
     resuming = config.training.resume_from_checkpoint is not None  # the checkpoint holds the warmed-up head
     if config.mlm_head_warmup_steps and config.mlm_weight > 0 and not loss.mlm_head.pretrained and not resuming:
         head_warmup = warm_up_mlm_head(model, loss, dataset, collator, config, output)
-    # Recorded as trained: results.json must name the folder the checkpoints went to, not the settings' default.
-    config = replace(config, training=replace(config.training, output_dir=str(output / "checkpoints")))
-    if main_process:
-        record_settings(output, asdict(config))
-    run = train(model, loss, dataset, config.training, data_collator=collator, evaluator=evaluator,
-                checkpoint_on_interrupt=True)
-    if not main_process:  # the other ranks of a torchrun/accelerate job: rank 0 saves, evaluates and writes
+    config, run = train_recorded(model, loss, dataset, config, output, data_collator=collator, evaluator=evaluator)
+    if run is None:  # another rank of a torchrun/accelerate job
         return {}
-    model.save(str(output))
     if config.save_masked_lm and config.mlm_weight > 0:
         loss.save_masked_lm(str(output / "masked-lm"))
-    after = evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size,
-                            max_rows=config.eval_max_rows) if config.eval_tasks else {}
-
-    results = {
-        "method": "declutr",
-        "model": config.model or "all-MiniLM-L6-v2 (default-model extra)",
-        "output": str(output),
-        "config": asdict(config) | {"max_span_length": max_length, "min_span_length": sampler.min_length,
-                                    "documents_used": len(dataset), "documents_skipped": len(documents) - len(dataset)},
-        "train": run.summary(),
-        "mlm_head_warmup": head_warmup.summary() if head_warmup else None,
-        "base_is_sentence_encoder": sentence_encoder,
-        "before": before,
-        "after": after,
-    }
-    results = write_run_results(output, results, run)
-    if after:
+    results = write_trained_run(
+        model, config, output, run, method="declutr", before=before,
+        config_details={"max_span_length": max_length, "min_span_length": sampler.min_length,
+                        "documents_used": len(dataset), "documents_skipped": len(documents) - len(dataset)},
+        mlm_head_warmup=head_warmup.summary() if head_warmup else None, base_is_sentence_encoder=sentence_encoder)
+    if results["after"]:
         print(reading(sentence_encoder, config.dataset))
-    publish(output, config.push_to_hub)
     return results
 
 
@@ -310,7 +285,6 @@ def warm_up_mlm_head(model, loss, dataset, collator, config: DeCLUTRConfig, outp
 
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     return train_declutr(options.config_from_args(DeCLUTRConfig, args))
 
 

@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = options.config_from_args(AblationConfig, parsed)
     refuse_push_in_comparison(parser, declutr_options)
     refuse_in_comparison(parser, declutr_options, refused=("--resume-from-checkpoint",))
-    base = options.config_from_args(DeCLUTRConfig, declutr_parser().parse_args(declutr_options))
+    base = options.config_passed_on(DeCLUTRConfig, declutr_parser(), declutr_options, parser.prog)
     base = replace(base, model=args.model, eval_tasks=args.eval_tasks)
     output = Path(args.output)
     configs = variant_configs(base, output, args.variants)
@@ -124,9 +124,9 @@ def main(argv: list[str] | None = None) -> dict:
     # Imported here, not at the top: the parsers must build without torch (instant --help).
     from sentence_transformers import SentenceTransformer
 
+    from st_contrastive.distributed import is_main_process, join_for_comparison, wait_for_rank_zero
     from st_contrastive.evaluation import averages, evaluate_model, main_score
     from st_contrastive.reporting import plot_eval_curves
-    from st_contrastive.training.distributed import is_main_process, join_for_comparison, wait_for_rank_zero
 
     output.mkdir(parents=True, exist_ok=True)
 

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from st_contrastive import options
-from st_contrastive.evaluation.protocol import (
+from st_contrastive.config.evaluation import (
     MRPC_FEATURES,
     SEED,
     SHORTCUTS,

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import ClassVar
 
 from st_contrastive import options
-from st_contrastive.evaluation.protocol import TransferProtocol, expand_tasks
+from st_contrastive.config.evaluation import TransferProtocol, expand_tasks
+from st_contrastive.config.training import TrainSettings
 from st_contrastive.extras import MissingExtra
 from st_contrastive.options import EVALUATION, option
 from st_contrastive.recipes import shared_options as shared
@@ -20,7 +21,6 @@ from st_contrastive.recipes.input_checks import SettingChecks, check_training, i
 from st_contrastive.recipes.parse import SINGLE_FILE_CORPORA, check_corpus_file, corpus_file
 from st_contrastive.recipes.push import check_push, publish
 from st_contrastive.recipes.run_folder import check_run_folder, clear_for_overwrite, record_settings
-from st_contrastive.training.settings import TrainSettings
 
 logger = logging.getLogger(__name__)
 
@@ -152,13 +152,13 @@ def train_multiview(config: MultiViewConfig) -> dict:
     import torch
 
     from st_contrastive.data import ContextBlockBatchSampler, load_sentence_corpus
+    from st_contrastive.distributed import is_distributed, is_main_process, main_process_first
     from st_contrastive.evaluation import evaluate_model
     from st_contrastive.losses import MultiViewBilinearLoss
     from st_contrastive.models import load_word_vectors, multiview_model
     from st_contrastive.parsing import make_parser
     from st_contrastive.reporting import write_run_results
     from st_contrastive.training import TrainResult, train
-    from st_contrastive.training.distributed import is_distributed, is_main_process, main_process_first
 
     parser = make_parser(config.parser)
     with main_process_first():  # under torchrun / accelerate, rank 0 parses into the cache and the others read it
@@ -218,7 +218,6 @@ def train_multiview(config: MultiViewConfig) -> dict:
 
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     return train_multiview(options.config_from_args(MultiViewConfig, args))
 
 

@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 from dataclasses import dataclass
 from pathlib import Path
 
 from st_contrastive import options
+from st_contrastive.config.training import TrainSettings
 from st_contrastive.data_dir import SHARED_CORPORA
 from st_contrastive.options import EVALUATION, TRAINING, option, same_option
 from st_contrastive.recipes import shared_options as shared
 from st_contrastive.recipes.input_checks import TOKENIZER_FILES, SettingChecks
 from st_contrastive.recipes.run_folder import check_output, clear_for_overwrite, setting_changes
-from st_contrastive.training.settings import TrainSettings
 
 FINISHED = "pretraining.json"
 SETTINGS = "pretraining_settings.json"  # written when training starts (pretraining.masked_lm)
@@ -151,7 +150,6 @@ def main(argv: list[str] | None = None) -> dict:
     from st_contrastive.data import load_corpus
     from st_contrastive.pretraining import pretrain_masked_lm
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     if args.num_threads:
         torch.set_num_threads(args.num_threads)
     tokenizer = None

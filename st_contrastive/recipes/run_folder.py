@@ -14,8 +14,7 @@ import shutil
 from dataclasses import asdict
 from pathlib import Path
 
-from st_contrastive.recipes.input_checks import SettingChecks, shown
-from st_contrastive.training.checkpoints import (
+from st_contrastive.checkpoints import (
     CHECKPOINTS_FOLDER,
     CheckpointError,
     checkpoints_of,
@@ -23,6 +22,7 @@ from st_contrastive.training.checkpoints import (
     resolve_resume_point,
     run_folder_of,
 )
+from st_contrastive.recipes.input_checks import SettingChecks, shown
 
 logger = logging.getLogger(__name__)
 
@@ -170,7 +170,7 @@ def holds_run(output: Path, marker: str = RESULTS_NAME) -> bool:
 def clear_for_overwrite(output: str | Path, overwrite: bool, marker: str = RESULTS_NAME) -> None:
     """With ``--overwrite``, remove the old run in ``output`` (after the checks passed, before anything loads); under
     torchrun / accelerate rank 0 does it."""
-    from st_contrastive.training.distributed import is_main_process
+    from st_contrastive.distributed import is_main_process
 
     output = Path(output)
     if overwrite and holds_run(output, marker) and is_main_process():

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from st_contrastive import options
-from st_contrastive.active.config import ActiveLearningConfig
+from st_contrastive.config.active_learning import ActiveLearningConfig, only_adds_arms
 from st_contrastive.data_dir import SHARED_TEXT_CLASSIFICATION
 from st_contrastive.options import OUTPUT, option
 from st_contrastive.recipes import shared_options as shared
@@ -100,7 +100,7 @@ def check_inputs(config: ActiveLearningConfig, push_to_hub: str | None = None) -
         # Read through the config class: a folder written before an option was renamed compares by what it means.
         recorded = ActiveLearningConfig.from_json(json.loads(saved.read_text())).to_json()
         refused, warned = setting_changes(recorded, config.to_json())
-        if refused or warned:
+        if (refused or warned) and not only_adds_arms(recorded, config.to_json()):
             checks.add("--output", config.output, f"holds an experiment with other settings "
                        f"({'; '.join(refused + warned)}): continue it with --resume-from-checkpoint {config.output}, or choose "
                        "another --output")
@@ -154,10 +154,10 @@ def write_tsne(config: ActiveLearningConfig):
     """t-SNE of the test embeddings of each arm's last round (seed 0, first acquisition), Fig. 4."""
     import numpy as np
 
-    from st_contrastive.active.config import EQUAL_COMPUTE_OBJECTIVES
     from st_contrastive.active.equal_compute import SUFFIX
     from st_contrastive.active.loop import arm_name
     from st_contrastive.active.report import plot_tsne
+    from st_contrastive.config.active_learning import EQUAL_COMPUTE_OBJECTIVES
     from st_contrastive.data.text_classification import load_text_classification
 
     data = load_text_classification(config.dataset, config.label_names).subset_test(config.test_size, seed=0)
@@ -175,7 +175,6 @@ def write_tsne(config: ActiveLearningConfig):
 
 def main(argv: list[str] | None = None) -> list[dict]:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     return run(config_from_args(args), options.config_from_args(ActiveCommand, args).push_to_hub)
 
 

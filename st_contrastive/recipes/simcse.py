@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import argparse
 import logging
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
 from st_contrastive import options
+from st_contrastive.config.evaluation import expand_tasks
+from st_contrastive.config.training import TrainSettings
 from st_contrastive.data_dir import SHARED_CORPORA
-from st_contrastive.evaluation.protocol import expand_tasks
 from st_contrastive.options import TRAINING, option
 from st_contrastive.recipes import shared_options as shared
 from st_contrastive.recipes.input_checks import SettingChecks, check_training
-from st_contrastive.recipes.push import check_push, publish
-from st_contrastive.recipes.run_folder import check_run_folder, clear_for_overwrite, record_settings
-from st_contrastive.training.settings import TrainSettings
+from st_contrastive.recipes.push import check_push
+from st_contrastive.recipes.run_folder import check_run_folder, clear_for_overwrite
+from st_contrastive.recipes.training_run import evaluate_base, train_recorded, write_trained_run
 
 logger = logging.getLogger(__name__)
 
@@ -95,10 +96,8 @@ def train_simcse(config: SimCSEConfig) -> dict:
     from st_contrastive.data import load_corpus
     from st_contrastive.data.sentences import split_into_sentences
     from st_contrastive.default_model import default_model
-    from st_contrastive.evaluation import evaluate_model, sts_evaluator
-    from st_contrastive.reporting import write_run_results
-    from st_contrastive.training import train
-    from st_contrastive.training.distributed import is_distributed, is_main_process
+    from st_contrastive.distributed import is_distributed
+    from st_contrastive.evaluation import sts_evaluator
 
     steps, batch = config.training.max_steps, config.training.batch_size
     needed = min(config.max_sentences, steps * batch) if steps > 0 else config.max_sentences
@@ -112,45 +111,22 @@ def train_simcse(config: SimCSEConfig) -> dict:
     torch.manual_seed(config.training.seed)
     model = SentenceTransformer(config.model or default_model())
 
-    main_process = is_main_process()
-    if main_process:
-        logger.info(shared.evaluation_line(config.eval_tasks))
-    before = (evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size,
-                            max_rows=config.eval_max_rows)
-              if config.eval_tasks and main_process else {})
+    before = evaluate_base(model, config)
     loss = MultipleNegativesRankingLoss(model, scale=1 / config.temperature, gather_across_devices=is_distributed())
     evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
     # Sentences are cut to max_seq_length for training only (the paper's 32 tokens); evaluation and the saved
     # checkpoint keep the model's own limit.
     model_limit, model.max_seq_length = model.max_seq_length, min(config.max_seq_length, model.max_seq_length)
-    # Recorded as trained: results.json must name the folder the checkpoints went to, not the settings' default.
-    config = replace(config, training=replace(config.training, output_dir=str(output / "checkpoints")))
-    if main_process:
-        record_settings(output, asdict(config))
-    run = train(model, loss, dataset, config.training, evaluator=evaluator, checkpoint_on_interrupt=True)
+    config, run = train_recorded(model, loss, dataset, config, output, evaluator=evaluator)
     model.max_seq_length = model_limit
-    if not main_process:  # the other ranks of a torchrun/accelerate job: rank 0 saves, evaluates and writes
+    if run is None:  # another rank of a torchrun/accelerate job
         return {}
-    model.save(str(output))
-    after = evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size,
-                            max_rows=config.eval_max_rows) if config.eval_tasks else {}
-    results = {
-        "method": "simcse",
-        "model": config.model or "all-MiniLM-L6-v2 (default-model extra)",
-        "output": str(output),
-        "config": asdict(config) | {"sentences": len(sentences)},
-        "train": run.summary(),
-        "before": before,
-        "after": after,
-    }
-    results = write_run_results(output, results, run)
-    publish(output, config.push_to_hub)
-    return results
+    return write_trained_run(model, config, output, run, method="simcse", before=before,
+                             config_details={"sentences": len(sentences)})
 
 
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     return train_simcse(options.config_from_args(SimCSEConfig, args))
 
 

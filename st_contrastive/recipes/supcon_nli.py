@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import argparse
 import logging
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
 from st_contrastive import options
+from st_contrastive.config.evaluation import expand_tasks
+from st_contrastive.config.training import TrainSettings
 from st_contrastive.data_dir import SHARED_NLI
-from st_contrastive.evaluation.protocol import expand_tasks
 from st_contrastive.options import option
 from st_contrastive.recipes import shared_options as shared
 from st_contrastive.recipes.input_checks import SettingChecks, check_training
-from st_contrastive.recipes.push import check_push, publish
-from st_contrastive.recipes.run_folder import check_run_folder, clear_for_overwrite, record_settings
-from st_contrastive.training.settings import TrainSettings
+from st_contrastive.recipes.push import check_push
+from st_contrastive.recipes.run_folder import check_run_folder, clear_for_overwrite
+from st_contrastive.recipes.training_run import evaluate_base, train_recorded, write_trained_run
 
 logger = logging.getLogger(__name__)
 
@@ -123,64 +124,36 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
 
     from st_contrastive.data import PremiseGroupBatchSampler, PremiseGroupDataCollator, load_nli
     from st_contrastive.default_model import default_model
-    from st_contrastive.evaluation import averages, evaluate_model, sts_evaluator
+    from st_contrastive.distributed import is_distributed
+    from st_contrastive.evaluation import sts_evaluator
     from st_contrastive.losses import CachedNLISupConLoss, NLISupConLoss
     from st_contrastive.models import NLIClassifier
-    from st_contrastive.reporting import write_run_results
-    from st_contrastive.training import train
-    from st_contrastive.training.distributed import is_distributed, is_main_process
 
     dataset = load_nli(config.dataset, split=config.split, max_rows=config.max_rows)  # bad rows stop us here
     logger.info("Training on %d NLI pairs", len(dataset))
     torch.manual_seed(config.training.seed)
     model = SentenceTransformer(config.model or default_model())
-
-    evaluate = {"batch_size": config.eval_batch_size, "max_rows": config.eval_max_rows}
-    main_process = is_main_process()
-    if main_process:
-        when = "after training" if config.no_base_eval else "before and after training"
-        logger.info(shared.evaluation_line(config.eval_tasks, when))
-    before = ({} if config.no_base_eval or not config.eval_tasks or not main_process
-              else evaluate_model(model, config.eval_tasks, **evaluate))
+    before = evaluate_base(model, config)
     classifier = NLIClassifier(model.get_embedding_dimension(), hidden_size=config.classifier_hidden_size)
     cache = {"mini_batch_size": config.mini_batch_size} if config.mini_batch_size else {}
-    loss = (CachedNLISupConLoss if cache else NLISupConLoss)(model, classifier.to(model.device), supcon_weight=config.supcon_weight,
-                         temperature=config.temperature, positives=config.positives, negatives=config.negatives,
-                         similarity=config.similarity, seed=config.training.seed,
-                         gather_across_devices=is_distributed(), **cache)
+    loss = (CachedNLISupConLoss if cache else NLISupConLoss)(
+        model, classifier.to(model.device), supcon_weight=config.supcon_weight, temperature=config.temperature,
+        positives=config.positives, negatives=config.negatives, similarity=config.similarity,
+        seed=config.training.seed, gather_across_devices=is_distributed(), **cache)
     evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
-    # Recorded as trained: results.json must name the folder the checkpoints went to, not the settings' default.
-    config = replace(config, training=replace(config.training, output_dir=str(output / "checkpoints")))
-    if main_process:
-        record_settings(output, asdict(config))
-    run = train(model, loss, dataset, config.training, batch_sampler=PremiseGroupBatchSampler,
-                data_collator=PremiseGroupDataCollator(model.preprocess), evaluator=evaluator,
-                checkpoint_on_interrupt=True)
-    if not main_process:  # the other ranks of a torchrun/accelerate job: rank 0 saves, evaluates and writes
+    config, run = train_recorded(model, loss, dataset, config, output, batch_sampler=PremiseGroupBatchSampler,
+                                 data_collator=PremiseGroupDataCollator(model.preprocess), evaluator=evaluator)
+    if run is None:  # another rank of a torchrun/accelerate job
         return {}
-    model.save(str(output))
     loss.classifier.save(str(output / "nli_head"))
-    after = evaluate_model(model, config.eval_tasks, **evaluate) if config.eval_tasks else {}
-
-    results = {
-        "method": "supcon-nli",
-        "model": config.model or "all-MiniLM-L6-v2 (default-model extra)",
-        "output": str(output),
-        "config": asdict(config) | {"pairs": len(dataset)},
-        "train": run.summary() | {"anchors_seen": loss.anchors_seen,
-                                  "anchors_without_positive": loss.anchors_without_positive},
-        "before": before,
-        "after": after,
-        "after_averages": averages(after) if after else {},
-    }
-    results = write_run_results(output, results, run)
-    publish(output, config.push_to_hub)
-    return results
+    return write_trained_run(model, config, output, run, method="supcon-nli", before=before,
+                             config_details={"pairs": len(dataset)},
+                             train_details={"anchors_seen": loss.anchors_seen,
+                                            "anchors_without_positive": loss.anchors_without_positive})
 
 
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     return train_supcon_nli(options.config_from_args(SupConNLIConfig, args))
 
 

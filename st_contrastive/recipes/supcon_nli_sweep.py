@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from st_contrastive import options
+from st_contrastive.config.evaluation import averages, expand_tasks, main_score
 from st_contrastive.default_model import default_model
-from st_contrastive.evaluation import averages, expand_tasks, main_score
 from st_contrastive.options import OUTPUT, TRAINING, option
 from st_contrastive.recipes import shared_options as shared
 from st_contrastive.recipes.input_checks import SettingChecks
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> dict:
         parser.error(f"{', '.join(sorted(swept))} are swept: use --candidates")
     output = Path(args.output)
     model = args.model or default_model()
-    base_config = replace(options.config_from_args(SupConNLIConfig, supcon_parser().parse_args(supcon_options)), model=model,
+    base_config = replace(options.config_passed_on(SupConNLIConfig, supcon_parser(), supcon_options, parser.prog), model=model,
                           eval_tasks=args.eval_tasks, eval_max_rows=args.eval_max_rows, no_base_eval=True)
     runs = {name: variant_config(base_config, output, name, changes, args.rerun)
             for name, changes in variants(args.supcon_weight, args.candidates).items()}
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> dict:
     output.mkdir(parents=True, exist_ok=True)
 
     # Under torchrun / accelerate every rank trains each variant; rank 0 alone evaluates and writes.
-    from st_contrastive.training.distributed import is_main_process, join_for_comparison, wait_for_rank_zero
+    from st_contrastive.distributed import is_main_process, join_for_comparison, wait_for_rank_zero
 
     join_for_comparison()
     main_process = is_main_process()

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
-from st_contrastive.training.checkpoints import CHECKPOINTS_FOLDER, latest_complete_checkpoint
-from st_contrastive.training.distributed import is_distributed
+from st_contrastive.checkpoints import CHECKPOINTS_FOLDER, latest_complete_checkpoint
+from st_contrastive.distributed import is_distributed
 
 
 class TrainingInterrupted(KeyboardInterrupt):
@@ -72,3 +72,17 @@ def stop_after_step_on_interrupt(callback: StopOnInterrupt) -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def train_until_done_or_interrupted(trainer, interrupt: StopOnInterrupt, resume_from: str | Path | None,
+                                    output_dir: str | Path):
+    """``trainer.train`` from ``resume_from`` (or step 0), with ``interrupt`` among its callbacks; returns what it
+    returns. Ctrl-C ends it with :class:`TrainingInterrupted` naming the step and where to resume from."""
+    with stop_after_step_on_interrupt(interrupt):
+        try:
+            output = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
+        except KeyboardInterrupt as error:  # a second Ctrl-C: the last checkpoint saved before is the resume point
+            raise TrainingInterrupted(trainer.state.global_step, output_dir) from error
+    if interrupt.requested:
+        raise TrainingInterrupted(trainer.state.global_step, output_dir)
+    return output

@@ -13,9 +13,9 @@ from datasets import Dataset
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
-from st_contrastive.training.checkpoints import resolve_resume_point
-from st_contrastive.training.interrupt import StopOnInterrupt, TrainingInterrupted, stop_after_step_on_interrupt
-from st_contrastive.training.settings import TrainSettings
+from st_contrastive.checkpoints import resolve_resume_point
+from st_contrastive.config.training import TrainSettings
+from st_contrastive.training.interrupt import StopOnInterrupt, train_until_done_or_interrupted
 from st_contrastive.training.trainer import ContrastiveTrainer
 
 
@@ -71,13 +71,7 @@ def train(
     interrupt = StopOnInterrupt(save=checkpoint_on_interrupt)
     trainer.add_callback(interrupt)
     start = time.perf_counter()
-    with stop_after_step_on_interrupt(interrupt):
-        try:
-            trainer.train(resume_from_checkpoint=resume)
-        except KeyboardInterrupt as error:  # a second Ctrl-C: the last checkpoint saved before is the resume point
-            raise TrainingInterrupted(trainer.state.global_step, settings.output_dir) from error
-    if interrupt.requested:
-        raise TrainingInterrupted(trainer.state.global_step, settings.output_dir)
+    train_until_done_or_interrupted(trainer, interrupt, resume, settings.output_dir)
     loss_config = loss.get_config_dict() if hasattr(loss, "get_config_dict") else {}
     return TrainResult(trainer.state.global_step, time.perf_counter() - start, trainer.state.log_history,
                        trainer.args.world_size, loss_config)

@@ -19,8 +19,8 @@ from sentence_transformers import SentenceTransformerTrainer
 from torch import nn
 from transformers import TrainerCallback
 
-from st_contrastive.training.checkpoints import MANIFEST_NAME, write_manifest
-from st_contrastive.training.distributed import leave_process_group_at_exit
+from st_contrastive.checkpoints import MANIFEST_NAME, write_manifest
+from st_contrastive.distributed import leave_process_group_at_exit
 
 logger = logging.getLogger(__name__)
 

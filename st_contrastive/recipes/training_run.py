@@ -1,0 +1,79 @@
+"""The steps every training command takes around ``training.train``, in this order: evaluate the base, record the
+settings and train, then (rank 0 alone) save, evaluate the trained model, write the run folder and publish it.
+
+A command builds its data, model and loss between these calls, so each reads top to bottom as its method. The heavy
+imports happen inside the functions: a command's parser builds without torch.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict, replace
+from pathlib import Path
+
+from st_contrastive.recipes import shared_options as shared
+from st_contrastive.recipes.push import publish
+from st_contrastive.recipes.run_folder import record_settings
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2 (default-model extra)"  # what results.json names when --model is not given
+
+
+def evaluate_base(model, config) -> dict:
+    """The base model's scores on ``config.eval_tasks``, after one line that says what will be evaluated. Rank 0
+    only, and none with ``--no-base-eval`` where the command has it."""
+    from st_contrastive.distributed import is_main_process
+    from st_contrastive.evaluation import evaluate_model
+
+    if not is_main_process():
+        return {}
+    skip = getattr(config, "no_base_eval", False)
+    logger.info(shared.evaluation_line(config.eval_tasks, "after training" if skip else "before and after training"))
+    if skip or not config.eval_tasks:
+        return {}
+    return evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size, max_rows=config.eval_max_rows)
+
+
+def train_recorded(model, loss, dataset, config, output: Path, **train_kwargs):
+    """Train with ``config.training`` into ``output/checkpoints``, the settings recorded first. Returns the config as
+    trained and the run, which is None on the other ranks of a torchrun/accelerate job: rank 0 saves, evaluates and
+    writes. A Ctrl-C checkpoints and names the command line that resumes."""
+    from st_contrastive.distributed import is_main_process
+    from st_contrastive.training import train
+
+    # Recorded as trained: results.json must name the folder the checkpoints went to, not the settings' default.
+    config = replace(config, training=replace(config.training, output_dir=str(output / "checkpoints")))
+    main_process = is_main_process()
+    if main_process:
+        record_settings(output, asdict(config))
+    run = train(model, loss, dataset, config.training, checkpoint_on_interrupt=True, **train_kwargs)
+    return config, run if main_process else None
+
+
+def write_trained_run(model, config, output: Path, run, *, method: str, before: dict, config_details: dict,
+                      train_details: dict | None = None, **details) -> dict:
+    """Save the model into ``output``, evaluate it on ``config.eval_tasks``, write ``results.json`` (the method,
+    settings, training summary, ``details``, scores before and after) with the model card, and publish it where
+    ``--push-to-hub`` says. Returns the results."""
+    from st_contrastive.config.evaluation import averages
+    from st_contrastive.evaluation import evaluate_model
+    from st_contrastive.reporting import write_run_results
+
+    model.save(str(output))
+    after = (evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size, max_rows=config.eval_max_rows)
+             if config.eval_tasks else {})
+    results = {
+        "method": method,
+        "model": config.model or DEFAULT_MODEL,
+        "output": str(output),
+        "config": asdict(config) | config_details,
+        "train": run.summary() | (train_details or {}),
+        **details,
+        "before": before,
+        "after": after,
+        "after_averages": averages(after) if after else {},
+    }
+    results = write_run_results(output, results, run)
+    publish(output, config.push_to_hub)
+    return results
