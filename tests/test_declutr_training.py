@@ -153,24 +153,6 @@ def test_an_optimizer_built_by_hand_gets_each_parameter_once(tiny_model):
         torch.optim.AdamW(params, lr=1e-6)
 
 
-def _average_on_rank(rank, world_size, init_file, results):
-    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world_size)
-    params = [torch.nn.Parameter(torch.zeros(3)), torch.nn.Parameter(torch.zeros(2))]
-    params[0].grad = torch.full((3,), float(rank + 1))
-    if rank == 0:
-        params[1].grad = torch.ones(2)  # rank 1 has no gradient for this one
-    average_gradients_across_ranks(params)
-    results[rank] = [p.grad.tolist() for p in params]
-    dist.destroy_process_group()
-
-
-@pytest.mark.distributed
-def test_loss_gradients_are_averaged_across_ranks(tmp_path):
-    results = mp.Manager().dict()
-    mp.spawn(_average_on_rank, args=(2, str(tmp_path / "init"), results), nprocs=2, join=True)
-    assert results[0] == results[1] == [[1.5, 1.5, 1.5], [0.5, 0.5]]
-
-
 def test_legacy_fit_trains_on_frozen_examples(tmp_path, tiny_model):
     from torch.utils.data import DataLoader
 
@@ -190,41 +172,72 @@ def test_legacy_fit_trains_on_frozen_examples(tmp_path, tiny_model):
     assert not (tiny_model.encode(["a test sentence"]) == before).all()
 
 
-def _train_on_rank(rank, init_file, model_dir, output_dir, sync_heads, results):
+def _average_gradients_on_this_rank(rank: int) -> list[list[float]]:
+    params = [torch.nn.Parameter(torch.zeros(3)), torch.nn.Parameter(torch.zeros(2))]
+    params[0].grad = torch.full((3,), float(rank + 1))
+    if rank == 0:
+        params[1].grad = torch.ones(2)  # rank 1 has no gradient for this one
+    average_gradients_across_ranks(params)
+    return [p.grad.tolist() for p in params]
+
+
+def _train_on_this_rank(model_dir: str, output_dir: str, sync_heads: bool) -> dict:
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+
+    average = ContrastiveTrainer._average_loss_gradients
+    if not sync_heads:  # the control: what sentence-transformers alone does with a loss-owned head
+        ContrastiveTrainer._average_loss_gradients = lambda self: None
+    try:
+        torch.manual_seed(0)
+        model = SentenceTransformer(modules=[Transformer(model_dir, max_seq_length=64), Pooling(32)], device="cpu")
+        sampler = SpanSampler(num_anchors=2, num_positives=1, min_length=8, max_length=32)
+        dataset = prepare_declutr_dataset(load_documents(data_file("corpus/docs.jsonl.gz"), limit=12),
+                                          model.tokenizer, sampler)
+        args = SentenceTransformerTrainingArguments(
+            output_dir=output_dir, per_device_train_batch_size=2, max_steps=3, learning_rate=1e-2, report_to="none",
+            seed=0, disable_tqdm=True, ddp_backend="gloo", save_strategy="no", use_cpu=True,
+        )
+        trainer = ContrastiveTrainer(model=model, args=args, train_dataset=dataset,
+                                     loss=DeCLUTRLoss(model, gather_across_devices=True),
+                                     data_collator=DeCLUTRDataCollator(model.tokenizer, sampler))
+        trainer.train()
+    finally:
+        ContrastiveTrainer._average_loss_gradients = average
+    return {"world": trainer.args.world_size, "head": trainer.loss_state_dict()["loss"],
+            "model": {k: v.clone() for k, v in model.state_dict().items()}}
+
+
+def _ddp_checks_on_rank(rank, init_file, model_dir, output_dir, results):
+    """Every DDP check of this file on one process group (starting processes costs more than the checks)."""
     import os
 
     os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", LOCAL_WORLD_SIZE="2",
                       MASTER_ADDR="127.0.0.1", MASTER_PORT="0", HF_HUB_OFFLINE="1")
-    # A file store, not a port picked and released before the ranks bind it; the trainer joins this group.
+    # A file store, not a port picked and released before the ranks bind it; the trainers join this group.
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=2)
-    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+    results[("average", rank)] = _average_gradients_on_this_rank(rank)
+    for sync_heads in (True, False):
+        results[(sync_heads, rank)] = _train_on_this_rank(model_dir, f"{output_dir}/{sync_heads}", sync_heads)
 
-    if not sync_heads:  # the control: what sentence-transformers alone does with a loss-owned head
-        ContrastiveTrainer._average_loss_gradients = lambda self: None
-    torch.manual_seed(0)
-    model = SentenceTransformer(modules=[Transformer(model_dir, max_seq_length=64), Pooling(32)], device="cpu")
-    sampler = SpanSampler(num_anchors=2, num_positives=1, min_length=8, max_length=32)
-    dataset = prepare_declutr_dataset(load_documents(data_file("corpus/docs.jsonl.gz"), limit=12), model.tokenizer,
-                                      sampler)
-    args = SentenceTransformerTrainingArguments(
-        output_dir=output_dir, per_device_train_batch_size=2, max_steps=3, learning_rate=1e-2, report_to="none",
-        seed=0, disable_tqdm=True, ddp_backend="gloo", save_strategy="no", use_cpu=True,
-    )
-    trainer = ContrastiveTrainer(model=model, args=args, train_dataset=dataset,
-                                 loss=DeCLUTRLoss(model, gather_across_devices=True),
-                                 data_collator=DeCLUTRDataCollator(model.tokenizer, sampler))
-    trainer.train()
-    results[rank] = {"world": trainer.args.world_size, "head": trainer.loss_state_dict()["loss"],
-                     "model": {k: v.clone() for k, v in model.state_dict().items()}}
+
+@pytest.fixture(scope="module")
+def ddp_runs(tmp_path_factory, tiny_mlm_dir) -> dict:
+    folder = tmp_path_factory.mktemp("ddp")
+    results = mp.Manager().dict()
+    mp.spawn(_ddp_checks_on_rank, args=(str(folder / "init"), tiny_mlm_dir, str(folder), results), nprocs=2,
+             join=True)
+    return dict(results)
+
+
+@pytest.mark.distributed
+def test_loss_gradients_are_averaged_across_ranks(ddp_runs):
+    assert ddp_runs[("average", 0)] == ddp_runs[("average", 1)] == [[1.5, 1.5, 1.5], [0.5, 0.5]]
 
 
 @pytest.mark.distributed
 @pytest.mark.parametrize("sync_heads", [True, False], ids=["contrastive-trainer", "without-head-sync"])
-def test_two_ddp_ranks_keep_the_mlm_head_identical_through_the_trainer(tmp_path, tiny_mlm_dir, sync_heads):
-    results = mp.Manager().dict()
-    mp.spawn(_train_on_rank, args=(str(tmp_path / "init"), tiny_mlm_dir, str(tmp_path), sync_heads, results), nprocs=2,
-             join=True)
-    first, second = results[0], results[1]
+def test_two_ddp_ranks_keep_the_mlm_head_identical_through_the_trainer(ddp_runs, sync_heads):
+    first, second = ddp_runs[(sync_heads, 0)], ddp_runs[(sync_heads, 1)]
     assert first["world"] == second["world"] == 2
     heads_equal = all(torch.equal(first["head"][k], second["head"][k]) for k in first["head"])
     models_equal = all(torch.equal(first["model"][k], second["model"][k]) for k in first["model"])

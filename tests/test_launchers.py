@@ -28,40 +28,15 @@ def _launch(launcher: list[str], recipe: list[str], tmp_path: Path) -> subproces
                           capture_output=True, text=True, timeout=600, check=False)
 
 
-def _check(done: subprocess.CompletedProcess, output: Path, world_size: int) -> dict:
+def _check(done: subprocess.CompletedProcess, output: Path, world_size: int, runs: int = 1) -> dict:
+    """The run in ``output``, one of the ``runs`` that the launched job trained, as rank 0 alone wrote it."""
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads((output / "results.json").read_text())
-    # The trainer saw both processes, and only rank 0 wrote the run (the other returned after training).
+    # The trainer saw both processes, and only rank 0 wrote the runs (the other returned after training).
     assert results["train"]["world_size"] == world_size
-    assert done.stdout.count("Saved ") == 1
+    assert done.stdout.count("Saved ") == runs
     assert SentenceTransformer(str(output), device="cpu").encode(["a sentence"]).shape[0] == 1
     return results
-
-
-@pytest.mark.skipif(shutil.which("torchrun", path=str(BIN)) is None, reason="torchrun is not installed")
-def test_declutr_recipe_under_torchrun(tmp_path, tiny_mlm_dir):
-    output = tmp_path / "declutr"
-    done = _launch([str(BIN / "torchrun"), "--standalone", "--nproc_per_node", "2"], [
-        "declutr", "--model", tiny_mlm_dir, "--dataset", str(data_file("corpus/docs.jsonl.gz")),
-        "--max-rows", "8", "--max-steps", "2", "--batch-size", "2", "--max-span-length", "32", "--min-span-length", "8",
-        "--eval-tasks", "--output", str(output)], tmp_path)
-    results = _check(done, output, world_size=2)
-    assert results["train"]["loss"]["gather_across_devices"] is True
-    # One rank wrote the trainer's checkpoint (transformers 5 calls _save on every rank; both once wrote the files).
-    assert done.stderr.count("Saving model checkpoint to") == 1
-
-
-@pytest.mark.skipif(shutil.which("accelerate", path=str(BIN)) is None, reason="accelerate's launcher is not installed")
-def test_supcon_recipe_under_accelerate_launch(tmp_path, tiny_mlm_dir):
-    output = tmp_path / "supcon"
-    # On a machine without GPUs "--multi_gpu" still starts the processes through torch.distributed.run (accelerate
-    # runs several CPU processes itself only through MPI); the recipe then joins them with gloo.
-    done = _launch([str(BIN / "accelerate"), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
-                    "--mixed_precision", "no", "--dynamo_backend", "no"], [
-        "supcon", "--model", tiny_mlm_dir, "--dataset", "snli-dev", "--max-rows", "48", "--max-steps", "2",
-        "--batch-size", "12", "--eval-tasks", "--output", str(output)], tmp_path)
-    results = _check(done, output, world_size=2)
-    assert results["train"]["loss"]["gather_across_devices"] is True
 
 
 @pytest.mark.skipif(shutil.which("torchrun", path=str(BIN)) is None, reason="torchrun is not installed")
@@ -106,12 +81,14 @@ def test_pretrain_mlm_under_torchrun_shares_one_tokenizer_and_one_stop(tmp_path)
 @pytest.mark.skipif(shutil.which("torchrun", path=str(BIN)) is None, reason="torchrun is not installed")
 def test_chain_under_torchrun_trains_every_stage_on_both_ranks(tmp_path, tiny_mlm_dir):
     """A comparison: every stage trains with DDP, rank 0 evaluates in between, and the second SupCon stage starts
-    from the DeCLUTR checkpoint that rank 0 saved (the other rank waits for it)."""
+    from the DeCLUTR checkpoint that rank 0 saved (the other rank waits for it). Its stages are the declutr and
+    supcon commands, so this is also the declutr command under torchrun (one launch: starting ranks costs more than
+    their few steps)."""
     output = tmp_path / "chain"
     done = _launch([str(BIN / "torchrun"), "--standalone", "--nproc_per_node", "2"], [
         "chain", "--model", tiny_mlm_dir, "--declutr-steps", "2", "--supcon-steps", "2", "--eval-tasks", "stsb-test",
         "--output", str(output), "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "8",
-        "--batch-size", "2", "--max-span-length", "32", "--min-span-length", "8"], tmp_path)
+        "--batch-size", "2", "--max-span-length", "32", "--min-span-length", "8", "--save-steps", "2"], tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     chain = json.loads((output / "chain.json").read_text())
     assert list(chain["scores"]) == ["base", "declutr", "supcon", "declutr+supcon"]
@@ -120,11 +97,17 @@ def test_chain_under_torchrun_trains_every_stage_on_both_ranks(tmp_path, tiny_ml
         assert results["train"]["world_size"] == 2 and results["train"]["steps"] == 2, arm
     assert json.loads((output / "declutr+supcon" / "results.json").read_text())["model"] == str(output / "declutr")
     assert done.stdout.count("| arm |") == 1  # rank 0 alone printed the table
+    declutr = _check(done, output / "declutr", world_size=2, runs=3)
+    assert declutr["train"]["loss"]["gather_across_devices"] is True
+    # One rank wrote the DeCLUTR stage's trainer checkpoint (--save-steps goes to that stage; transformers 5 calls
+    # _save on every rank, and both once wrote the files).
+    assert done.stderr.count("Saving model checkpoint to") == 1
 
 
 @pytest.mark.skipif(shutil.which("accelerate", path=str(BIN)) is None, reason="accelerate's launcher is not installed")
 def test_supcon_sweep_under_accelerate_launch_then_resumed_in_one_process(tmp_path, tiny_mlm_dir):
-    """A sweep's variants train on both ranks; run again without a launcher, it reuses them (rank 0 wrote them)."""
+    """A sweep's variants train on both ranks; run again without a launcher, it reuses them (rank 0 wrote them). The
+    variants are supcon command runs, so this is also the supcon command under accelerate launch."""
     output = tmp_path / "sweep"
     sweep = ["supcon-sweep", "--model", tiny_mlm_dir, "--output", str(output), "--supcon-weight", "0", "0.5",
              "--candidates", "allpalln", "--dataset", "snli-dev", "--max-rows", "48", "--batch-size", "12",
@@ -133,7 +116,8 @@ def test_supcon_sweep_under_accelerate_launch_then_resumed_in_one_process(tmp_pa
                     "--mixed_precision", "no", "--dynamo_backend", "no"], sweep, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     for variant in ("ce-only", "allpalln-lambda0.5"):
-        assert json.loads((output / variant / "results.json").read_text())["train"]["world_size"] == 2
+        results = _check(done, output / variant, world_size=2, runs=2)
+        assert results["train"]["loss"]["gather_across_devices"] is True
     assert done.stdout.count("| variant |") == 1  # rank 0 alone wrote and printed the table
     again = _launch([sys.executable], sweep, tmp_path)
     assert again.returncode == 0, again.stderr[-3000:]
