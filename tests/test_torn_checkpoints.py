@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from st_contrastive.cli import main as cli_main
-from st_contrastive.training.checkpoints import (
+from st_contrastive.checkpoints import (
     MANIFEST_NAME,
     CheckpointError,
     latest_complete_checkpoint,
     resolve_resume_point,
     torn_file,
 )
+from st_contrastive.cli import main as cli_main
 
 CHECKPOINT_FILES = [
     "1_Pooling/config.json", "README.md", "config.json", "config_sentence_transformers.json", "loss_state.pt",
