@@ -11,9 +11,10 @@ docs page may name an example of the README, and the other way round):
   starting folder (the one-GPU, torchrun and accelerate lines of one job, say).
 
 An example without ``after`` or ``continues`` starts in an empty folder, as a reader who copies only it would.
-Commands are shrunk only by capping steps and sizes (:data:`CAPS`, appended or lowered, never raised); Python
-blocks by the same caps applied where they take effect (trainer steps and batch, corpus and NLI rows, evaluation
-rows). Placeholders the docs use for "your model" (``MODEL``, ``PATH``) name the default model.
+Commands (``st-contrastive COMMAND ...`` and the paper scripts, ``python recipes/NAME.py ...``) are shrunk only by
+capping steps and sizes (:data:`CAPS`, appended or lowered, never raised); Python blocks by the same caps applied
+where they take effect (trainer steps and batch, corpus and NLI rows, evaluation rows), which the scripts, run in
+the same process, meet too. Placeholders the docs use for "your model" (``MODEL``, ``PATH``) name the default model.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ FENCE = re.compile(r"^```(\w*)\s*$")
 MARKUP = re.compile(r"^<!--\s*example:(.*?)-->\s*$")
 PLACEHOLDERS = ("MODEL", "PATH")
 
-# Per sub-command: option -> largest value an example runs with. An option the command gives is lowered to the cap,
-# one it does not give is appended. These are sizes and steps only: what an example does stays what it says.
+# Per sub-command, and per script of recipes/ by its path: option -> largest value an example runs with. An option the
+# command gives is lowered to the cap, one it does not give is appended. These are sizes and steps only: what an
+# example does stays what it says. A script without a row here fails the tier rather than run at the paper's size.
 TRAINING = {"--max-steps": 2, "--batch-size": 4, "--eval-max-rows": 40}
 DOCUMENTS = {"--max-rows": 8}
 CAPS: dict[str, dict[str, int]] = {
@@ -49,6 +51,13 @@ CAPS: dict[str, dict[str, int]] = {
     "active": {"--num-seeds": 1, "--pool-size": 600, "--budget": 0.01, "--test-size": 40, "--epochs": 1, "--min-steps": 2},
     "evaluate": {"--eval-max-rows": 40},
     "parse": {"--max-rows": 2},
+    # The paper scripts take only the options a reader would change; each of these is one of them.
+    "recipes/declutr.py": TRAINING | DOCUMENTS | {"--max-span-length": 64},
+    "recipes/supcon_nli.py": TRAINING | {"--max-rows": 64, "--batch-size": 16},
+    "recipes/multiview.py": {"--max-steps": 2, "--batch-size": 40, "--max-rows": 2, "--max-sentences": 200,
+                             "--eval-max-rows": 40, "--dim": 32, "--word-dim": 32},
+    "recipes/scale_active_learning.py": {"--num-seeds": 1, "--pool-size": 600, "--budget": 0.01, "--test-size": 40,
+                                         "--epochs": 1, "--min-steps": 2},
 }
 # Options whose cap stands only when the command already gives them (appending them would change what it does).
 ONLY_LOWERED = {"--mini-batch-size", "--max-span-length"}
@@ -176,7 +185,8 @@ def commands(code: str) -> list[list[str]]:
 
 
 def shrink(argv: list[str], default_model: str) -> list[str]:
-    """An ``st-contrastive`` argv (without the program) with its steps and sizes capped, placeholders resolved."""
+    """An ``st-contrastive`` argv (without the program), or a script's (its path, then its options), with its steps
+    and sizes capped, placeholders resolved."""
     argv = [default_model if word in PLACEHOLDERS else word for word in argv]
     if not argv or "--help" in argv or "-h" in argv:
         return argv

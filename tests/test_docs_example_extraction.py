@@ -1,7 +1,7 @@
 """How the docs-example tier reads the docs: blocks and their markup, commands, caps (the tier itself runs them)."""
 
 import pytest
-from docs_examples import chains, commands, examples, in_run_order, shrink
+from docs_examples import CAPS, ROOT, chains, commands, examples, in_run_order, shrink
 
 
 def test_caps_lower_or_append_steps_and_sizes_and_never_raise_them():
@@ -10,6 +10,23 @@ def test_caps_lower_or_append_steps_and_sizes_and_never_raise_them():
     assert argv[argv.index("--max-rows") + 1] == "8"  # not given: appended
     assert "--max-span-length" not in argv and "--mini-batch-size" not in argv  # capped only where the command sets them
     assert shrink(["multiview", "--max-steps", "0"], "M")[:3] == ["multiview", "--max-steps", "0"]  # the control
+
+
+def test_a_paper_script_is_capped_by_its_own_row():
+    argv = shrink(["recipes/supcon_nli.py", "--supcon-weight", "0", "--batch-size", "64"], "M")
+    assert argv[:5] == ["recipes/supcon_nli.py", "--supcon-weight", "0", "--batch-size", "16"]
+    assert argv[argv.index("--max-steps") + 1] == "2" and argv[argv.index("--max-rows") + 1] == "64"
+
+
+def test_every_paper_script_has_caps_and_takes_each_capped_option():
+    """A script without a row would run at the paper's size in the tier; a capped option it does not take would stop
+    it with argparse's error."""
+    scripts = sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "recipes").glob("*.py"))
+    assert scripts == sorted(name for name in CAPS if name.startswith("recipes/"))
+    for script in scripts:
+        source = (ROOT / script).read_text(encoding="utf-8")
+        missing = [option for option in CAPS[script] if f'add_argument("{option}"' not in source]
+        assert not missing, f"{script} takes no {', '.join(missing)}"
 
 
 def test_placeholders_name_the_default_model_and_help_runs_untouched():

@@ -9,19 +9,22 @@ shrunk is in ``tests/docs_examples.py``. What stands in for the outside world, a
 - ``torchrun`` and ``accelerate launch`` lines: the launcher's own parser reads its options, and the command runs
   in this process (tests/test_launchers.py launches real ranks);
 - ``make main`` runs the command that `make -n main` prints; other make targets are dry-run (each is a CI step);
+- ``python recipes/NAME.py`` lines: the script runs in this process (``runpy``, its argv capped like a command's);
 - the person in the active-learning loop: label files are filled with the gold labels of the file they wrote.
 """
 
 from __future__ import annotations
 
 import inspect
+import runpy
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from docs_examples import ROOT, Example, chains, commands, examples, shrink
+from docs_examples import CAPS, ROOT, Example, chains, commands, examples, shrink
 from support_tickets import SUPPORT, fill, write_support_csv
 
 pytestmark = pytest.mark.docs
@@ -166,6 +169,8 @@ def run_command(argv: list[str], tier) -> None:
         return run_cli(launch.training_script_args, tier)
     if argv[:2] == ["python", "-c"]:
         return exec(argv[2], {"__name__": "__main__"})  # noqa: S102
+    if program == "python" and len(argv) > 1 and argv[1].startswith("recipes/"):
+        return run_script(argv[1:], tier)
     if argv[:2] == ["make", "main"]:  # the command `make main` runs, shrunk like any other
         printed = subprocess.run(["make", "-n", "-B", *argv[1:]], cwd=ROOT, capture_output=True, text=True, check=True)
         (line,) = [line for line in commands(printed.stdout) if line[0].endswith("bin/st-contrastive")]
@@ -194,6 +199,22 @@ def run_cli(argv: list[str], tier) -> None:
     publishing = (argv[0] == "push" and not {"--dry-run", "--help"} & set(argv)) or "--push-to-hub" in argv
     if publishing and argv[0] != "active":
         assert len(tier.uploads) == uploads + 1, f"st-contrastive {' '.join(argv)} uploaded nothing"
+
+
+def run_script(argv: list[str], tier) -> None:
+    """``python recipes/NAME.py ...`` from the checkout, in this process, with its options capped (``CAPS`` has a row
+    per script: one without a row would run at the paper's size)."""
+    script = ROOT / argv[0]
+    if argv[0] not in CAPS or not script.is_file():
+        pytest.fail(f"the docs run python {argv[0]}, which this tier does not know how to run (no such script, or no "
+                    f"row for it in CAPS, tests/docs_examples.py): python {' '.join(argv)}")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sys, "argv", [str(script), *shrink(argv, tier.model)[1:]])
+        try:
+            runpy.run_path(str(script), run_name="__main__")
+        except SystemExit as exit_:
+            if exit_.code not in (0, None):
+                pytest.fail(f"python {' '.join(argv)} exited {exit_.code}: {exit_}")
 
 
 def answer_queries(run: Path) -> None:

@@ -1,4 +1,0 @@
-from st_contrastive.recipes.evaluate import main
-
-if __name__ == "__main__":
-    main()
