@@ -234,8 +234,9 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     logger.info("Training on %d documents", len(dataset))
     mlm_probability = config.mlm_probability if config.mlm_weight > 0 else 0.0
     cache = {"mini_batch_size": config.mini_batch_size} if config.mini_batch_size else {}
-    loss = (CachedDeCLUTRLoss if cache else DeCLUTRLoss)(model, config.temperature, config.contrastive_weight,
-                                                         config.mlm_weight, gather_across_devices=is_distributed(), **cache)
+    loss = (CachedDeCLUTRLoss if cache else DeCLUTRLoss)(
+        model, temperature=config.temperature, contrastive_weight=config.contrastive_weight,
+        mlm_weight=config.mlm_weight, gather_across_devices=is_distributed(), **cache)
     collator = DeCLUTRDataCollator(model.tokenizer, sampler, mlm_probability=mlm_probability, seed=config.training.seed)
     evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
 
