@@ -77,9 +77,11 @@ class ActiveLearningConfig:
     references: list[str] = option([], group=EXPERIMENT, flag="--reference", choices=REFERENCES, help="also train, on "
                                    "the labelled sets of the first objective: setfit (SetFit at the objectives' step "
                                    "count), setfit-defaults (SetFit at its own settings, 20 pair iterations), logreg "
-                                   "(logistic regression on the frozen base, the floor); default none")
+                                   "(logistic regression on the frozen base, the floor); default none; a finished "
+                                   "run given more of them keeps its arms")
     equal_compute: bool = option(False, group=EXPERIMENT, help="also train supcon-ce and ce, each round, for as long "
-                                 "as setfit-defaults took on it (needs --reference setfit-defaults)")
+                                 "as setfit-defaults took on it (needs --reference setfit-defaults); a finished run "
+                                 "given it keeps its arms")
     bald_samples: int = option(10, group=EXPERIMENT, help="MC dropout passes of bald")
     output: str = option("runs/active", group=OUTPUT, help="run folder (state, metrics, plots, models)")
     training: RoundTraining = field(default_factory=RoundTraining)
