@@ -47,12 +47,13 @@ main: install
 	$(VENV)/bin/st-contrastive declutr --max-steps $(MAIN_STEPS) --batch-size 4 --max-span-length 128 --mlm-weight 0 \
 		--eval-tasks stsb-dev stsb-test sick-test --output runs/declutr-small --overwrite
 
-# Everything CI runs. test-fast leaves out the tests that start process groups and launchers, for the edit loop.
+# Everything CI runs. test-fast leaves out the tests that start process groups, launchers and the labelling server,
+# for the edit loop.
 test: install
 	$(PYTHON) -m pytest -q
 
 test-fast: install
-	$(PYTHON) -m pytest -q -m "not slow and not distributed"
+	$(PYTHON) -m pytest -q -m "not slow and not distributed and not server"
 
 # The docs-example tier: every bash and python block of README.md and docs/ runs, shrunk to a few steps and rows
 # (tests/docs_examples.py says how). A chain of examples that need one another is one test; chains run on one

@@ -68,16 +68,30 @@ def tiny_mlm_dir(tmp_path_factory, wiki_texts) -> str:
     return str(path)
 
 
-@pytest.fixture()
-def tiny_model(tiny_mlm_dir):
-    """A fresh SentenceTransformer (Transformer + mean Pooling) over the tiny BERT."""
+def sentence_model(masked_lm_dir: str):
+    """A SentenceTransformer (Transformer + mean Pooling) over a saved masked LM, the same for the same seed."""
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 
     torch.manual_seed(0)
-    transformer = Transformer(tiny_mlm_dir, max_seq_length=128)
+    transformer = Transformer(masked_lm_dir, max_seq_length=128)
     pooling = Pooling(transformer.get_embedding_dimension(), pooling_mode="mean")
     return SentenceTransformer(modules=[transformer, pooling], device="cpu")
+
+
+@pytest.fixture()
+def tiny_model(tiny_mlm_dir):
+    """A fresh SentenceTransformer (Transformer + mean Pooling) over the tiny BERT."""
+    return sentence_model(tiny_mlm_dir)
+
+
+@pytest.fixture(scope="session")
+def human_run(tmp_path_factory, tiny_mlm_dir) -> str:
+    """A support-ticket run of `active --oracle human` whose round 1 waits for labels (support_tickets.py); tests
+    label a copy of it (``copy_of_run``)."""
+    from support_tickets import start_human_run
+
+    return start_human_run(tmp_path_factory.mktemp("human-run"), sentence_model(tiny_mlm_dir))
 
 
 @pytest.fixture(scope="session")

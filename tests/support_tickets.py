@@ -15,13 +15,23 @@ SUPPORT = {
 }
 
 
-def write_support_csv(path, labelled_per_class: int):
-    """A user's file: the first ``labelled_per_class`` texts of each class carry their label, the rest none."""
+# Two labelled tickets per class that a user keeps aside to measure the model on (the file's "test" split).
+HELD_OUT = {"billing": ["I got billed for a plan I cancelled", "Refund the double payment please"],
+            "bug": ["The page goes blank when I click save", "Uploads stop at 99 percent"],
+            "question": ["How do I invite my team", "Can I pay yearly instead"]}
+
+
+def write_support_csv(path, labelled_per_class: int, held_out: bool = False):
+    """A user's file: the first ``labelled_per_class`` texts of each class carry their label, the rest none; with
+    ``held_out`` also the :data:`HELD_OUT` tickets as the test split (a ``split`` column)."""
     with path.open("w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["text", "label"])
+        writer.writerow(["text", "label", "split"] if held_out else ["text", "label"])
         for label, texts in SUPPORT.items():
-            writer.writerows([text, label if k < labelled_per_class else ""] for k, text in enumerate(texts))
+            writer.writerows([text, label if k < labelled_per_class else ""] + (["train"] if held_out else [])
+                             for k, text in enumerate(texts))
+        if held_out:
+            writer.writerows([text, label, "test"] for label, texts in HELD_OUT.items() for text in texts)
 
 
 def fill(path, gold: dict[str, str], change=None):
@@ -36,3 +46,35 @@ def fill(path, gold: dict[str, str], change=None):
         writer = csv.DictWriter(f, fieldnames=["round", "id", "text", "label"])
         writer.writeheader()
         writer.writerows(rows)
+
+
+ARM = "arms/ce-entropy-seed0"  # the one arm of a human-oracle run with --objective ce
+
+
+def start_human_run(folder, model) -> str:
+    """`active --oracle human` with ``model`` (a tiny one) on a file with 2 labelled tickets per class and a test
+    split: round 0 trains on the 6 given labels and queries 3 of the 12 unlabelled ones (rounds of 6, 9, 12 labels).
+    Returns the run folder, ``folder/run``."""
+    from st_contrastive.cli import main as cli_main
+
+    model.save(str(folder / "base"))
+    write_support_csv(folder / "tickets.csv", labelled_per_class=2, held_out=True)
+    output = folder / "run"
+    cli_main(["active", "--dataset", str(folder / "tickets.csv"), "--model", str(folder / "base"), "--objective",
+              "ce", "--oracle", "human", "--step", "0.25", "--budget", "0.5", "--epochs", "1", "--min-steps", "2",
+              "--batch-size", "4", "--output", str(output)])
+    return str(output)
+
+
+def copy_of_run(run_dir, folder) -> str:
+    """A copy of a started run in ``folder`` (its base model and data file stay where they are, read-only): each
+    test labels its own, and the run is trained once."""
+    import shutil
+
+    return str(shutil.copytree(run_dir, folder / "run"))
+
+
+def queries(run_dir, round_number) -> list[dict]:
+    """The rows of a round's queries file as the labelling page or a spreadsheet left them."""
+    with open(f"{run_dir}/{ARM}/queries-round-{round_number:03d}.csv", newline="") as f:
+        return list(csv.DictReader(f))

@@ -10,7 +10,9 @@ shrunk is in ``tests/docs_examples.py``. What stands in for the outside world, a
   in this process (tests/test_launchers.py launches real ranks);
 - ``make main`` runs the command that `make -n main` prints; other make targets are dry-run (each is a CI step);
 - ``python recipes/NAME.py`` lines: the script runs in this process (``runpy``, its argv capped like a command's);
-- the person in the active-learning loop: label files are filled with the gold labels of the file they wrote.
+- the person in the active-learning loop: label files are filled with the gold labels of the file they wrote, and
+  in the labelling page (``st-contrastive label``, served by its own process on a free port) one round is labelled
+  the same way over HTTP, then the server is stopped.
 """
 
 from __future__ import annotations
@@ -184,6 +186,8 @@ def run_command(argv: list[str], tier) -> None:
 def run_cli(argv: list[str], tier) -> None:
     from st_contrastive.cli import main
 
+    if argv[0] == "label":  # a server: the person labels a round in it, then it is stopped
+        return label_in_the_page(argv)
     if argv[0] == "active" and "--resume-from-checkpoint" in argv:  # the person labels the last round's queries
         answer_queries(Path(argv[argv.index("--resume-from-checkpoint") + 1]))
     for word in argv:
@@ -215,6 +219,22 @@ def run_script(argv: list[str], tier) -> None:
         except SystemExit as exit_:
             if exit_.code not in (0, None):
                 pytest.fail(f"python {' '.join(argv)} exited {exit_.code}: {exit_}")
+
+
+def label_in_the_page(argv: list[str]) -> None:
+    """``st-contrastive label RUN_DIR`` as its own process on a free port (the example's port may be taken): the
+    person labels the round's queries with the gold labels of the user's file, the next round (or the end of the
+    budget) must come, then the server is stopped."""
+    from labelling_server import Server
+
+    gold = {text: label for label, texts in SUPPORT.items() for text in texts}
+    server = Server(argv[1], gold)
+    try:
+        status = server.label_round()
+        assert status["phase"] in ("labelling", "done") and not status["error"], status
+        assert status["phase"] == "done" or status["item"] is not None, status
+    finally:
+        server.kill()
 
 
 def answer_queries(run: Path) -> None:

@@ -113,7 +113,7 @@ CONFIGS = {
     "supcon-sweep": ("SweepConfig", {}), "pretrain-mlm": ("PretrainMLMConfig", {}),
     "multiview": ("MultiViewConfig", {}), "active": ("ActiveCommand", {}), "evaluate": ("EvaluateConfig", {"model": "m"}),
     "convert": ("ConvertConfig", {"source": "m", "output": "o"}), "push": ("PushConfig", {"run_dir": "r", "repo_id": "a/b"}),
-    "parse": ("ParseConfig", {}),
+    "parse": ("ParseConfig", {}), "label": ("LabelConfig", {"run_dir": "r"}),
 }
 
 

@@ -207,6 +207,9 @@ COMMAND_RULES = {
     "push": [
         (["--repo-id", "no-slash"], "--repo-id 'no-slash' is not a Hub repository id"),
     ],
+    "label": [
+        (["--port", "70000"], "--port 70000: must be in [0, 65535]"),
+    ],
     "declutr-ablation": [
         (["--batch-size", "0"], "--batch-size 0: must be at least 1"),
         (["--max-span-length", "5"], "--max-span-length 5: is below --min-span-length 32"),
@@ -241,6 +244,7 @@ VALID = {
     "convert": ["base", "--output", "out"],
     "parse": ["--dataset", "sentences.txt", "--output", "out.jsonl.gz"],
     "push": ["finished", "--repo-id", "me/model"],
+    "label": ["human-run"],
     "declutr-ablation": ["--model", "base", "--output", "out"],
     "supcon-sweep": ["--model", "base", "--output", "out"],
     "chain": ["--model", "base", "--output", "out"],
@@ -257,6 +261,8 @@ POSITIONAL_RULES = [
     ("parse", ["--dataset", "notes.csv", "--output", "out.jsonl.gz"], "--dataset notes.csv: unknown file type"),
     ("push", ["missing", "--repo-id", "me/model"], "RUN_DIR missing: no such folder"),
     ("push", ["unfinished", "--repo-id", "me/model"], "RUN_DIR unfinished: has no results.json"),
+    ("label", ["empty"], "RUN_DIR empty: has no config.json: start the run with `st-contrastive active"),
+    ("label", ["active-run"], "RUN_DIR active-run: is a run with the simulated oracle"),
     ("declutr-ablation", ["--model", "empty", "--output", "out"], "--model empty: a folder without a model"),
     ("supcon-sweep", ["--model", "empty", "--output", "out"], "--model empty: a folder without a model"),
     ("chain", ["--model", "empty", "--output", "out"], "--model empty: a folder without a model"),
@@ -339,6 +345,8 @@ def make_inputs(folder: Path) -> None:
     (folder / "mlm-interrupted" / "checkpoints" / "checkpoint-2" / "trainer_state.json").write_text("{}")
     (folder / "active-run").mkdir()
     (folder / "active-run" / "config.json").write_text(json.dumps({"num_seeds": 5, "output": "active-run", "model": "base"}))
+    (folder / "human-run").mkdir()
+    (folder / "human-run" / "config.json").write_text(json.dumps({"oracle": "human", "output": "human-run"}))
     (folder / "active-run-old").mkdir()
     (folder / "active-run-old" / "config.json").write_text(json.dumps({"seeds": 5, "output": "active-run-old", "model": "base"}))
     variant = folder / "ablation" / "declutr"

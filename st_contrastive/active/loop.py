@@ -59,16 +59,23 @@ def arm_name(objective: str, acquisition: str, seed: int) -> str:
     return f"{objective}-{acquisition}-seed{seed}"
 
 
+def experiment_data(config: ActiveLearningConfig):
+    """The experiment's data: every arm's test split (``--test-size``); each seed draws its pool from its train rows
+    with ``subset_pool(config.pool_size, seed)``."""
+    from st_contrastive.data.text_classification import load_text_classification
+
+    return load_text_classification(config.dataset, config.label_names).subset_test(config.test_size, seed=0)
+
+
 def run_active_learning(config: ActiveLearningConfig, *, progress: bool = True,
                         say: Callable[[str], None] = logger.info) -> list[dict]:
     """Run (or continue) every arm of ``config``; returns the per-round metrics rows of all arms. ``say`` gets what a
     person labelling by hand should know before the first file (the command line prints it)."""
-    from st_contrastive.data.text_classification import load_text_classification
     from st_contrastive.default_model import default_model
 
     config.check()
     output = Path(config.output)
-    data = load_text_classification(config.dataset, config.label_names).subset_test(config.test_size, seed=0)
+    data = experiment_data(config)
     if config.oracle == "human":
         say(_human_start(config, data))
     _write_config(output, config)  # after the data loaded: a bad file leaves no run folder behind
@@ -128,7 +135,8 @@ def _write_config(output: Path, config: ActiveLearningConfig) -> None:
         # Through the config class: a folder written before a setting was renamed compares by what it means.
         saved = json.loads(json.dumps(ActiveLearningConfig.from_json(json.loads(path.read_text())).to_json()))
         current = json.loads(json.dumps(config.to_json()))
-        changed = sorted(k for k in saved.keys() | current.keys() if saved.get(k) != current.get(k))
+        # The folder is the run wherever it was started from: its recorded output path is not a setting.
+        changed = sorted(k for k in saved.keys() | current.keys() if k != "output" and saved.get(k) != current.get(k))
         if not changed:
             return
         if not only_adds_arms(saved, current):

@@ -38,14 +38,24 @@ class HumanOracle:
     exactly the queried rows of this round is refused, naming the row, and the run's state is left as it was."""
 
     def labels(self, pending: Pending, folder: Path, texts: Sequence[str], label_names: list[str]) -> list[int]:
-        path = Path(folder) / f"queries-round-{pending.round:03d}.csv"
+        path = queries_path(folder, pending.round)
         if not path.exists():
-            with path.open("w", newline="", encoding="utf-8") as f:
-                writer = csv.writer(f)
-                writer.writerow(QUERY_COLUMNS)
-                writer.writerows([pending.round, i, texts[i], ""] for i in pending.ids)
+            write_queries(path, pending, texts)
             raise AwaitingLabels(path, len(pending.ids), len(pending.ids))
         return read_labels(path, pending, label_names)
+
+
+def queries_path(folder: str | Path, round_number: int) -> Path:
+    """The file a person labels the queries of ``round_number`` in (the labelling page fills in the same file)."""
+    return Path(folder) / f"queries-round-{round_number:03d}.csv"
+
+
+def write_queries(path: Path, pending: Pending, texts: Sequence[str]) -> None:
+    """The queried rows of ``pending`` with an empty label column, in the order they were acquired."""
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(QUERY_COLUMNS)
+        writer.writerows([pending.round, i, texts[i], ""] for i in pending.ids)
 
 
 def read_labels(path: Path, pending: Pending, label_names: list[str]) -> list[int]:

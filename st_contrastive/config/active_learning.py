@@ -148,7 +148,7 @@ def only_adds_arms(saved: dict, current: dict) -> bool:
     """Whether the settings ``current`` differ from a run's ``saved`` ones (both as ``to_json()`` gives them) only by
     arms added: more ``--reference`` arms, or ``--equal-compute``. Those train on the labelled sets the run already
     has, so a finished run gains them and keeps its arms."""
-    others = {k for k in saved.keys() | current.keys() if saved.get(k) != current.get(k)} - {"references",
-                                                                                           "equal_compute"}
+    others = {k for k in saved.keys() | current.keys() if saved.get(k) != current.get(k)} - {
+        "references", "equal_compute", "output"}  # the folder is the run, wherever it was started from
     return (not others and set(saved.get("references", [])) <= set(current.get("references", []))
             and bool(current.get("equal_compute") or not saved.get("equal_compute")))

@@ -57,7 +57,9 @@ def config_from_args(args: argparse.Namespace) -> ActiveLearningConfig:
             problem = (f"--resume-from-checkpoint {command.resume_from_checkpoint}: no config.json there (not a run "
                        "folder of this command)")
             raise SettingError([problem])
-        return ActiveLearningConfig.from_json(json.loads(path.read_text()))
+        config = ActiveLearningConfig.from_json(json.loads(path.read_text()))
+        config.output = command.resume_from_checkpoint  # the folder as given, from wherever the run was started
+        return config
     return command.experiment
 
 
@@ -155,12 +157,11 @@ def write_tsne(config: ActiveLearningConfig):
     import numpy as np
 
     from st_contrastive.active.equal_compute import SUFFIX
-    from st_contrastive.active.loop import arm_name
+    from st_contrastive.active.loop import arm_name, experiment_data
     from st_contrastive.active.report import plot_tsne
     from st_contrastive.config.active_learning import EQUAL_COMPUTE_OBJECTIVES
-    from st_contrastive.data.text_classification import load_text_classification
 
-    data = load_text_classification(config.dataset, config.label_names).subset_test(config.test_size, seed=0)
+    data = experiment_data(config)
     if not data.test_texts:
         return None
     equal_compute = [o + SUFFIX for o in config.objectives if config.equal_compute and o in EQUAL_COMPUTE_OBJECTIVES]

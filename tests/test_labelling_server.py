@@ -1,0 +1,74 @@
+"""The labelling page as a person uses it: `st-contrastive label` as a real server process, driven by headless
+Chromium (the system's, through Playwright) with the keyboard; and the server killed mid-round, which loses no
+label and comes back at the same place in the queue."""
+
+import os
+import shutil
+
+import pytest
+from labelling_server import Server
+from support_tickets import ARM, SUPPORT, copy_of_run, queries
+
+from st_contrastive.active import ArmState
+
+pytestmark = pytest.mark.server
+
+GOLD = {text: label for label, texts in SUPPORT.items() for text in texts}
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+@pytest.fixture()
+def run_dir(human_run, tmp_path):
+    return copy_of_run(human_run, tmp_path)
+
+
+@pytest.fixture()
+def server(run_dir):
+    server = Server(run_dir, GOLD)
+    yield server
+    server.kill()
+
+
+def test_killing_the_server_mid_round_loses_no_label_and_keeps_the_place(server, run_dir):
+    first, second = server.label_current(), server.label_current()
+    position = server.status()["item"]
+    server.kill()  # SIGKILL: no handler runs, nothing is flushed on the way out
+    rows = {int(row["id"]): row for row in queries(run_dir, 1)}
+    assert (rows[first["id"]]["label"], rows[second["id"]]["label"]) == (GOLD[first["text"]], GOLD[second["text"]])
+    server.start()
+    status = server.status()
+    assert (status["round"], status["labelled_this_round"], status["labels_so_far"]) == (1, 2, 8)
+    assert (status["item"]["id"], status["item"]["position"]) == (position["id"], 3)
+
+
+def test_a_round_labelled_by_keyboard_in_chromium_brings_the_next_rounds_queries(server, run_dir, tmp_path):
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail(f"no Chromium at {CHROMIUM}: .ci/run installs it (apt-get install chromium)")
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    from playwright.sync_api import expect, sync_playwright
+
+    labels = sorted(SUPPORT)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+        page = browser.new_page()
+        page.goto(server.url)
+        expect(page.locator("#round-progress")).to_have_text("0 / 3 (round 1)")
+        expect(page.locator("#given")).to_contain_text("6 rows of your file had labels")
+        expect(page.locator("#prediction")).to_contain_text("The current model guesses")
+        for done in range(3):
+            text = page.locator("#text").inner_text()
+            page.keyboard.press(str(labels.index(GOLD[text]) + 1))
+            if done < 2:
+                expect(page.locator("#round-progress")).to_have_text(f"{done + 1} / 3 (round 1)")
+        expect(page.locator("#training")).to_be_visible()  # the next round trains in the background
+        expect(page.locator("#round-progress")).to_have_text("0 / 3 (round 2)", timeout=120_000)
+        expect(page.locator("#card")).to_be_visible()
+        expect(page.locator("#rounds")).to_have_text("2 / 3")
+        expect(page.locator("#curve circle")).to_have_count(2)  # test accuracy after rounds 0 and 1
+        page.screenshot(path=str(tmp_path / "labelling-page.png"), full_page=True)
+        browser.close()
+    state = ArmState.load(f"{run_dir}/{ARM}")
+    assert state.pending.round == 2 and len(state.labelled) == 9
+    assert all(row["label"] == GOLD[row["text"]] and row["labelled_by"] == "ana" for row in queries(run_dir, 1))
+    assert all(not row["label"] for row in queries(run_dir, 2))
