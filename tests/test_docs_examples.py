@@ -186,7 +186,7 @@ def run_command(argv: list[str], tier) -> None:
 def run_cli(argv: list[str], tier) -> None:
     from st_contrastive.cli import main
 
-    if argv[0] == "label":  # a server: the person labels a round in it, then it is stopped
+    if argv[0] == "label" and not {"-h", "--help"} & set(argv):  # a server: a round is labelled in it, then it stops
         return label_in_the_page(argv)
     if argv[0] == "active" and "--resume-from-checkpoint" in argv:  # the person labels the last round's queries
         answer_queries(Path(argv[argv.index("--resume-from-checkpoint") + 1]))
