@@ -484,3 +484,32 @@ def test_a_finished_run_gains_reference_and_equal_compute_arms_but_keeps_its_set
     with pytest.raises(ValueError, match=r"other settings \(budget, references differ\)"):
         loop_module._write_config(output, config(dataset_csv, "unused", output, budget=1.0,
                                                  references=["logreg", "setfit-defaults", "setfit"], equal_compute=True))
+
+
+def test_dev_size_evaluates_on_held_out_train_rows_and_never_reads_the_test_split(dataset_csv):
+    full = load_text_classification(dataset_csv)
+    data = loop_module.experiment_data(config(dataset_csv, "m", "o", dev_size=6))
+    assert len(data.test_texts) == 6 and set(data.test_texts) <= set(full.train_texts)
+    assert not set(data.test_texts) & set(data.train_texts)  # held out of the pool
+    assert len(data.train_texts) == len(full.train_texts) - 6
+    assert not set(data.test_texts) & set(full.test_texts)
+    with pytest.raises(ValueError, match="--dev-size 24: the train split has 24 labelled rows"):
+        full.with_dev_split(24, seed=0)
+
+
+def test_warm_start_continues_each_round_from_the_last_rounds_model(dataset_csv, base_model, tmp_path, monkeypatch):
+    from st_contrastive.active import objectives
+
+    starts, train_round = [], objectives.train_round
+
+    def spy(*args, **kwargs):
+        starts.append(args[-1])
+        return train_round(*args, **kwargs)
+
+    monkeypatch.setattr(objectives, "train_round", spy)
+    run = config(dataset_csv, base_model, tmp_path / "run", acquisitions=["random"],
+                 training=RoundTraining(epochs=1, min_steps=2, batch_size=4, warm_start=True))
+    loop_module.run_active_learning(run, progress=False)
+    arm = tmp_path / "run" / "arms" / "ce-random-seed0"
+    assert starts == [None, arm / "model", arm / "model"]
+    assert [r["started_from"] for r in ArmState.load(arm).rounds] == ["base", "round 0", "round 1"]

@@ -60,11 +60,15 @@ def arm_name(objective: str, acquisition: str, seed: int) -> str:
 
 
 def experiment_data(config: ActiveLearningConfig):
-    """The experiment's data: every arm's test split (``--test-size``); each seed draws its pool from its train rows
-    with ``subset_pool(config.pool_size, seed)``."""
+    """The experiment's data: every arm's evaluation split (the test split, or ``--test-size`` rows of it; with
+    ``--dev-size``, that many train rows instead, and the test split is not read); each seed draws its pool from the
+    train rows with ``subset_pool(config.pool_size, seed)``."""
     from st_contrastive.data.text_classification import load_text_classification
 
-    return load_text_classification(config.dataset, config.label_names).subset_test(config.test_size, seed=0)
+    data = load_text_classification(config.dataset, config.label_names)
+    if config.dev_size:
+        return data.with_dev_split(config.dev_size, seed=0)
+    return data.subset_test(config.test_size, seed=0)
 
 
 def run_active_learning(config: ActiveLearningConfig, *, progress: bool = True,
@@ -178,12 +182,15 @@ def run_arm(config, data, base_model: str, objective: str, acquisition: str, see
             state.save(folder)
         ids, labels = list(state.labelled), list(state.labelled.values())
         steps = budget.steps(round_number, len(ids)) if budget else round_steps(len(ids), config.training)
+        # --warm-start: from the model the last round saved (a resumed run finds the same one there).
+        warm_from = folder / "model" if config.training.warm_start and state.rounds else None
         start = time.perf_counter()
         model = train_round(objective, base_model, [data.train_texts[i] for i in ids], labels, data.label_names,
-                            config.training, folder / "checkpoints", _round_seed(seed, round_number), steps)
+                            config.training, folder / "checkpoints", _round_seed(seed, round_number), steps, warm_from)
         train_seconds = time.perf_counter() - start
         record, acquired = _evaluate_and_acquire(config, data, model, state, sizes, acquisition, seed, folder)
-        record |= {"train_seconds": round(train_seconds, 2), "steps": model.steps,
+        record |= {"started_from": f"round {round_number - 1}" if warm_from else "base",
+                   "train_seconds": round(train_seconds, 2), "steps": model.steps,
                    "epochs": epochs(model.steps, len(ids), config.training.batch_size),
                    "optimisation_seconds": round(model.optimisation_seconds, 3)}
         if budget:

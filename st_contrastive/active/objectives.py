@@ -80,9 +80,11 @@ def load_encoder(base_model: str, max_seq_length: int) -> SentenceTransformer:
 
 
 def train_round(objective: str, base_model: str, texts: list[str], labels: list[int], label_names: list[str],
-                training: RoundTraining, output_dir: str | Path, seed: int, steps: int | None = None) -> RoundModel:
+                training: RoundTraining, output_dir: str | Path, seed: int, steps: int | None = None,
+                warm_from: str | Path | None = None) -> RoundModel:
     """Train ``objective`` from ``base_model`` on the labelled rows for ``steps`` (default :func:`round_steps`) and
-    return the round's model."""
+    return the round's model. ``warm_from`` (``--warm-start``): a saved round model to continue from instead, its
+    encoder and its head."""
     from st_contrastive.data.class_balanced_sampler import ClassBalancedBatchSampler
     from st_contrastive.losses.scale import SCALeLoss
     from st_contrastive.training import TrainSettings, train
@@ -90,13 +92,16 @@ def train_round(objective: str, base_model: str, texts: list[str], labels: list[
     if objective not in OBJECTIVES:
         raise ValueError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)} (--objective)")
     torch.manual_seed(seed)
-    encoder = load_encoder(base_model, training.max_seq_length)
+    encoder = load_encoder(str(warm_from or base_model), training.max_seq_length)
     settings = TrainSettings(output_dir=str(output_dir), batch_size=training.batch_size,
                              max_steps=steps or round_steps(len(texts), training), learning_rate=training.learning_rate,
                              seed=seed, learning_rate_mapping={"classifier": training.head_learning_rate})
     if objective == "siamese":
         return _siamese(encoder, texts, labels, label_names, training, settings, seed)
-    loss = SCALeLoss(encoder, LabelClassifier(encoder.get_embedding_dimension(), label_names).to(encoder.device),
+    head = Path(warm_from or "", "classifier")
+    classifier = LabelClassifier.load(str(head)) if warm_from and head.is_dir() else \
+        LabelClassifier(encoder.get_embedding_dimension(), label_names)
+    loss = SCALeLoss(encoder, classifier.to(encoder.device),
                      supcon_weight=training.supcon_weight if objective == "supcon-ce" else 0.0,
                      temperature=training.temperature, dropout_rates=training.dropout_rates)
     result = train(encoder, loss, Dataset.from_dict({"text": texts, "label": labels}), settings,

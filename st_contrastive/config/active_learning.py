@@ -34,6 +34,8 @@ class RoundTraining:
     temperature: float = option(0.3, group=ROUND, help="τ of supcon-ce")
     dropout_rates: list[float] = option([0.0, 0.1, 0.2, 0.3, 0.4], group=ROUND, help="one view per rate (supcon-ce)")
     siamese_repeats: int = option(10, group=ROUND, help="pairs per sentence and label relation (siamese)")
+    warm_start: bool = option(False, group=ROUND, help="start each round from the previous round's model (encoder "
+                              "and head) instead of the base model (supcon-ce, ce)")
     max_seq_length: int = option(128, group=ROUND, help="tokens per text")
 
 
@@ -71,6 +73,8 @@ class ActiveLearningConfig:
     pool_size: int | None = option(None, group=EXPERIMENT, help="a random pool of N training rows per seed (time "
                                    "box); default the whole train split")
     test_size: int | None = option(None, group=EXPERIMENT, help="evaluate on N test rows only")
+    dev_size: int | None = option(None, group=EXPERIMENT, help="hold N labelled train rows out of the pool and "
+                                  "evaluate on them instead of the test split, which is then not read (for choices)")
     oracle: str = option("simulated", group=EXPERIMENT, choices=("simulated", "human"), help="simulated: gold "
                          "labels; human: rows the file labels are round 0's set, the others the pool; writes "
                          "queries-round-NNN.csv and stops until --resume-from-checkpoint")

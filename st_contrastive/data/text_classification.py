@@ -44,6 +44,22 @@ class TextClassificationData:
                        test_labels=[self.test_labels[i] for i in keep])
 
 
+    def with_dev_split(self, size: int, seed: int) -> TextClassificationData:
+        """``size`` random labelled train rows as the evaluation split, in place of the test split (which is then not
+        read at all); the other train rows stay the train split. Choices are made on this dev split."""
+        import numpy as np
+
+        labelled = [i for i, label in enumerate(self.train_labels) if label is not None]
+        if size >= len(labelled):
+            raise ValueError(f"--dev-size {size}: the train split has {len(labelled)} labelled rows; hold out fewer")
+        dev = set(np.random.default_rng(seed).choice(labelled, size, replace=False).tolist())
+        kept = [i for i in range(len(self.train_texts)) if i not in dev]
+        return replace(self, train_texts=[self.train_texts[i] for i in kept],
+                       train_labels=[self.train_labels[i] for i in kept],
+                       test_texts=[self.train_texts[i] for i in sorted(dev)],
+                       test_labels=[self.train_labels[i] for i in sorted(dev)])
+
+
 def _sample(rows: int, size: int | None, seed: int) -> list[int] | None:
     """``size`` of ``rows`` positions in order, drawn with ``seed``; None when all are kept."""
     import numpy as np

@@ -81,6 +81,7 @@ def check_inputs(config: ActiveLearningConfig, push_to_hub: str | None = None) -
     checks.model(config.model)
     checks.at_least("--pool-size", config.pool_size, 1)
     checks.at_least("--test-size", config.test_size, 1)
+    checks.at_least("--dev-size", config.dev_size, 1)
     checks.at_least("--bald-samples", config.bald_samples, 2 if "bald" in config.acquisitions else 1,
                     why=" (BALD compares MC dropout passes)" if "bald" in config.acquisitions else "")
     training = config.training
