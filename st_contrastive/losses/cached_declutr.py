@@ -13,6 +13,7 @@ from sentence_transformers.base.losses import RandContext
 from st_contrastive.data.masking import IGNORE_INDEX
 from st_contrastive.losses.contrastive_core import global_mean_factor
 from st_contrastive.losses.declutr import DeCLUTRLoss
+from st_contrastive.losses.loss_components import LossComponents, refuse_layer_modifiers
 from st_contrastive.losses.nt_xent import nt_xent
 from st_contrastive.st_internals import create_minibatch, ddp_replay_context
 
@@ -105,6 +106,7 @@ class CachedDeCLUTRLoss(DeCLUTRLoss):
         self.sort_by_length = sort_by_length
 
     def forward(self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+        refuse_layer_modifiers(self)
         anchor_features, *positive_inputs = sentence_features
         if len(positive_inputs) != 1:
             raise ValueError("CachedDeCLUTRLoss takes the collator's (anchor, positive) columns; for one column per "
@@ -128,10 +130,10 @@ class CachedDeCLUTRLoss(DeCLUTRLoss):
                 leaves.append(column_leaves)
                 states.append(column_states)
 
-        # The loss on the whole batch, embeddings back in batch order; its backward fills the cache.
-        anchors, positives = (torch.cat(column_leaves)[column["restore"]] for column_leaves, column in zip(leaves, columns))
-        mean_positives = positives.view(len(anchors), len(positives) // len(anchors), -1).mean(dim=1)
-        contrastive = self.contrastive_weight * nt_xent(anchors, mean_positives, self.temperature, self.gather_across_devices)
+        # The loss on the whole batch; its backward fills the cache. MatryoshkaLoss decorates calculate_loss (the
+        # gradient-cache protocol of sentence-transformers' cached losses) to sum it over truncated embeddings.
+        restore = [column["restore"] for column in columns]
+        contrastive = self.calculate_loss(leaves, restore=restore, with_backward=grad_enabled)
         losses = {"contrastive": contrastive}
         mlm_weight = 0.0
         if mlm_labels is not None:
@@ -140,15 +142,26 @@ class CachedDeCLUTRLoss(DeCLUTRLoss):
             mlm_weight = self.mlm_weight * share / max(masked, 1)  # each mini-batch's token sum times this
             losses["mlm"] = (mlm_sum * mlm_weight).to(contrastive.device)
         if not grad_enabled:
-            return losses
-        contrastive.backward()
+            return LossComponents(losses)
         cache = [[leaf.grad for leaf in column_leaves] for column_leaves in leaves]
 
         # Pass 2 runs in the backward of the returned contrastive term (the trainer back-propagates the sum of the
         # terms; the MLM value is a constant there, its gradient is computed here).
         output = contrastive.detach().requires_grad_()
         output.register_hook(partial(self._backward, columns=columns, cache=cache, states=states, mlm_weight=mlm_weight))
-        return {"contrastive": output} | ({"mlm": losses["mlm"]} if "mlm" in losses else {})
+        return LossComponents({"contrastive": output} | ({"mlm": losses["mlm"]} if "mlm" in losses else {}))
+
+    def calculate_loss(self, reps: list[list[torch.Tensor]], *, restore: list[torch.Tensor],
+                       with_backward: bool = False) -> torch.Tensor:
+        """The weighted NT-Xent of the mini-batch embeddings ``reps`` (anchors, positives), put back in batch order
+        by ``restore``; with ``with_backward`` its gradients go to ``reps`` and the value comes back detached."""
+        anchors, positives = (torch.cat(column)[order] for column, order in zip(reps, restore, strict=True))
+        mean_positives = positives.view(len(anchors), len(positives) // len(anchors), -1).mean(dim=1)
+        loss = self.contrastive_weight * nt_xent(anchors, mean_positives, self.temperature, self.gather_across_devices)
+        if not with_backward:
+            return loss
+        loss.backward()
+        return loss.detach()
 
     def _mini_batches(self, features: dict[str, torch.Tensor], mlm_labels: torch.Tensor | None) -> dict[str, Any]:
         """A column cut into mini-batches (in order of length with ``sort_by_length``), each with its MLM labels,

@@ -11,6 +11,7 @@ from sentence_transformers import SentenceTransformer
 from torch import nn
 
 from st_contrastive.losses.contrastive_core import gather_candidates, supcon
+from st_contrastive.losses.loss_components import reduced_by_a_modifier
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +107,12 @@ class MultiViewBilinearLoss(nn.Module):
         features = list(sentence_features)
         if len(features) != 1:
             raise ValueError(f"MultiViewBilinearLoss reads one column of consecutive sentences, got {len(features)}")
-        f, g = self.model(features[0])["view_embeddings"]
+        output = self.model(features[0])
+        if reduced_by_a_modifier(self.model, output["sentence_embedding"]):
+            raise ValueError("MultiViewBilinearLoss scores the two views of the embedding [f(s); g(s)], which a "
+                             "Matryoshka truncation or an earlier layer does not have: train multi-view without "
+                             "MatryoshkaLoss, Matryoshka2dLoss or AdaptiveLayerLoss")
+        f, g = output["view_embeddings"]
         positions = labels if labels is not None else torch.arange(len(f), device=f.device)
         loss, without_context = self.direction(f, g, self.bilinear, positions)
         if self.symmetric:  # the same positives in both directions

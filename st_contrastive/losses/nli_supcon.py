@@ -21,6 +21,7 @@ from st_contrastive.losses.contrastive_core import (
     similarity_matrix,
     supcon,
 )
+from st_contrastive.losses.loss_components import LossComponents, reduced_by_a_modifier, refuse_layer_modifiers
 from st_contrastive.models.heads.nli_classifier import NLIClassifier
 
 logger = logging.getLogger(__name__)
@@ -150,6 +151,7 @@ class NLISupConLoss(nn.Module):
     def forward(
         self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None
     ) -> dict[str, torch.Tensor] | tuple[list[torch.Tensor], torch.Tensor]:
+        refuse_layer_modifiers(self)
         sentence_features = [dict(features) for features in sentence_features]
         text_group = sentence_features[0].pop("group", None)  # from PremiseGroupDataCollator: premise text ids
         premises, hypotheses = embed_columns(self.model, sentence_features)
@@ -159,15 +161,18 @@ class NLISupConLoss(nn.Module):
         return self.terms(premises, hypotheses, group, labels)
 
     def terms(self, premises: torch.Tensor, hypotheses: torch.Tensor, group: torch.Tensor, labels: torch.Tensor) -> dict[str, torch.Tensor]:
-        """``{"cross_entropy": (1−λ)·CE, "supcon": λ·SupCon}`` of the batch's embeddings (the active terms)."""
+        """``{"cross_entropy": (1−λ)·CE, "supcon": λ·SupCon}`` of the batch's embeddings (the active terms). Under a
+        loss modifier's truncated (or earlier-layer) embeddings only SupCon: the head reads the full embedding."""
         if (labels < 0).any() or (labels >= self.num_labels).any():
             bad = int(torch.nonzero((labels < 0) | (labels >= self.num_labels))[0])
             raise ValueError(f"batch row {bad} has label {int(labels[bad])}; expected 0..{self.num_labels - 1}")
-        logits = self.classifier(premises, hypotheses)
-        # Premise groups are never split, so ranks may hold different numbers of rows: weight each rank's means
-        # by its share (global_mean_factor) so that DDP trains the loss of the global batch.
-        share = global_mean_factor(len(labels), labels.device, gather_across_devices=self.gather_across_devices)
-        losses = {"cross_entropy": (1 - self.supcon_weight) * share * F.cross_entropy(logits, labels.view(-1))}
+        losses = LossComponents()
+        if not reduced_by_a_modifier(self.model, premises):
+            logits = self.classifier(premises, hypotheses)
+            # Premise groups are never split, so ranks may hold different numbers of rows: weight each rank's means
+            # by its share (global_mean_factor) so that DDP trains the loss of the global batch.
+            share = global_mean_factor(len(labels), labels.device, gather_across_devices=self.gather_across_devices)
+            losses["cross_entropy"] = (1 - self.supcon_weight) * share * F.cross_entropy(logits, labels.view(-1))
         if self.supcon_weight > 0:
             losses["supcon"] = self.supcon_weight * self.premise_supcon(premises, hypotheses, group, labels)
         return losses

@@ -18,6 +18,7 @@ from st_contrastive.losses.contrastive_core import (
     similarity_matrix,
     supcon,
 )
+from st_contrastive.losses.loss_components import LossComponents, reduced_by_a_modifier, refuse_layer_modifiers
 from st_contrastive.models.dropout import dropout_rate
 from st_contrastive.models.heads.label_classifier import LabelClassifier
 
@@ -140,6 +141,7 @@ class SCALeLoss(nn.Module):
     def forward(
         self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None
     ) -> dict[str, torch.Tensor] | tuple[list[torch.Tensor], torch.Tensor]:
+        refuse_layer_modifiers(self)
         (features,) = sentence_features
         views = self.views(features)
         if labels is None:
@@ -148,10 +150,12 @@ class SCALeLoss(nn.Module):
         if (labels < 0).any() or (labels >= self.num_labels).any():
             bad = int(torch.nonzero((labels < 0) | (labels >= self.num_labels))[0])
             raise ValueError(f"batch row {bad} has label {int(labels[bad])}; expected 0..{self.num_labels - 1}")
-        cross_entropy = torch.stack([F.cross_entropy(self.classifier(view), labels) for view in views]).mean()
-        cross_entropy = cross_entropy * global_mean_factor(len(labels), cross_entropy.device,
-                                                           gather_across_devices=self.gather_across_devices)
-        losses = {"cross_entropy": (1 - self.supcon_weight) * cross_entropy}
+        losses = LossComponents()
+        if not reduced_by_a_modifier(self.model, views[0]):  # the head reads the full embedding: CE at full size
+            cross_entropy = torch.stack([F.cross_entropy(self.classifier(view), labels) for view in views]).mean()
+            cross_entropy = cross_entropy * global_mean_factor(len(labels), cross_entropy.device,
+                                                               gather_across_devices=self.gather_across_devices)
+            losses["cross_entropy"] = (1 - self.supcon_weight) * cross_entropy
         if self.supcon_weight > 0:
             losses["supcon"] = self.supcon_weight * self.label_supcon(torch.cat(views), labels.repeat(len(views)))
         return losses

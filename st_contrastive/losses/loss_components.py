@@ -1,0 +1,77 @@
+"""A loss's named terms as one value that sentence-transformers' loss modifiers can weight and add, and how a loss
+knows that a modifier is calling it on a reduced embedding.
+
+sentence-transformers' trainer logs each term of a loss that returns a dict and back-propagates their sum. Its loss
+modifiers (``MatryoshkaLoss``, ``Matryoshka2dLoss``, ``AdaptiveLayerLoss``) call the wrapped loss once per
+dimension or layer and combine the results as tensors (``loss += weight * self.loss(...)``), which a plain dict
+does not support. :class:`LossComponents` is that dict with the arithmetic: a weight scales every term, two
+results add term by term, so a modified loss still returns (and the trainer still logs) ``contrastive``, ``mlm``,
+``supcon`` and ``cross_entropy``, each summed over the modifier's calls.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import torch
+
+# A tensor a modifier adds of its own (AdaptiveLayerLoss's KL term between layers) is logged under this name.
+MODIFIER_TERM = "modifier"
+
+
+class LossComponents(dict):
+    """``{name: scalar tensor}`` that scales and adds as the sum of its terms would: ``w * c`` and ``c / w`` scale
+    every term, ``c + d`` adds two results term by term, ``0 + c`` is ``c``, and ``c + t`` for a tensor ``t``
+    adds ``t`` as the :data:`MODIFIER_TERM` term."""
+
+    def __mul__(self, weight):
+        if not isinstance(weight, numbers.Number | torch.Tensor):
+            return NotImplemented
+        return LossComponents({name: value * weight for name, value in self.items()})
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, divisor):
+        if not isinstance(divisor, numbers.Number | torch.Tensor):
+            return NotImplemented
+        return LossComponents({name: value / divisor for name, value in self.items()})
+
+    def __add__(self, other):
+        if isinstance(other, dict):
+            return LossComponents({name: self[name] + other[name] if name in self and name in other
+                                   else self.get(name, other.get(name)) for name in {**self, **other}})
+        if isinstance(other, numbers.Number) and other == 0:  # `loss = 0.0; loss += weight * ...`
+            return LossComponents(self)
+        if isinstance(other, torch.Tensor):
+            return self + LossComponents({MODIFIER_TERM: other})
+        return NotImplemented
+
+    __radd__ = __add__
+
+    def total(self) -> torch.Tensor:
+        """The sum of the terms: what the trainer back-propagates."""
+        return torch.stack(list(self.values())).sum()
+
+
+def reduced_by_a_modifier(model, embeddings: torch.Tensor) -> bool:
+    """Whether a loss modifier is calling the loss on a reduced form of the embedding: truncated to fewer dimensions
+    (``MatryoshkaLoss``) or pooled from an earlier layer (``AdaptiveLayerLoss``). Terms that do not depend on the
+    sentence embedding (DeCLUTR's MLM), and heads trained for the full embedding, are then left out, so that each is
+    counted once per step, at full size."""
+    full = model.get_embedding_dimension()
+    if full is not None and embeddings.shape[-1] < full:
+        return True
+    module = getattr(model, "module", model)  # under DDP the trainer hands the loss the wrapper
+    return getattr(getattr(module[0], "forward", None), "layer_idx", None) is not None
+
+
+def refuse_layer_modifiers(loss) -> None:
+    """``AdaptiveLayerLoss`` (and ``Matryoshka2dLoss``, built on it) hands each layer's embeddings from one call of
+    the loss to the next through the feature dicts the model received. A loss that gives the model copies of its
+    inputs (to take its own columns out: MLM labels, premise groups, dropout views) breaks that hand-over, so it
+    refuses those modifiers in one line instead of failing inside them. MatryoshkaLoss works with every loss."""
+    module = getattr(loss.model, "module", loss.model)
+    if hasattr(getattr(module[0], "forward", None), "layer_idx"):
+        raise ValueError(f"{type(loss).__name__} does not work inside AdaptiveLayerLoss or Matryoshka2dLoss (it "
+                         "hands the model copies of its inputs, which those modifiers cannot follow); use "
+                         "MatryoshkaLoss, or SupConLoss inside them")

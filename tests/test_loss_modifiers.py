@@ -1,0 +1,178 @@
+"""sentence-transformers' loss modifiers (MatryoshkaLoss, AdaptiveLayerLoss, Matryoshka2dLoss) around this package's
+losses: at each dimension the wrapped loss equals the loss on embeddings truncated by hand (cut, then normalized, as
+the modifier does), the terms stay logged, MLM and the heads count once (at full size), the cached DeCLUTR loss
+gives the uncached one's values and gradients, and a wrapped loss trains and reloads with ``truncate_dim``."""
+
+import contextlib
+
+import pytest
+import torch
+import torch.nn.functional as F
+from datasets import Dataset
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.sentence_transformer.losses import AdaptiveLayerLoss, Matryoshka2dLoss, MatryoshkaLoss
+
+from st_contrastive.data import DeCLUTRDataCollator, SpanSampler
+from st_contrastive.losses import (
+    CachedDeCLUTRLoss,
+    DeCLUTRLoss,
+    MultiViewBilinearLoss,
+    NLISupConLoss,
+    SCALeLoss,
+    SupConLoss,
+)
+from st_contrastive.losses.loss_components import MODIFIER_TERM, LossComponents
+from st_contrastive.training import TrainSettings, train
+
+DIMS = [32, 16, 8]  # the tiny model's 32 and two truncations
+
+
+def test_components_weight_and_add_as_their_sum():
+    a, b, t = torch.tensor(1.5), torch.tensor(-0.25), torch.tensor(0.75)
+    first = LossComponents({"contrastive": a, "mlm": b})
+    second = LossComponents({"contrastive": b})
+    total = 0.0
+    total += 2 * first
+    total += second * 3 / 4
+    total = total + t
+    assert set(total) == {"contrastive", "mlm", MODIFIER_TERM}
+    assert total["contrastive"].item() == pytest.approx(2 * 1.5 - 0.25 * 3 / 4)
+    assert total["mlm"].item() == pytest.approx(-0.5) and total[MODIFIER_TERM].item() == pytest.approx(0.75)
+    assert total.total().item() == pytest.approx((2 * a + 2 * b + b * 3 / 4 + t).item())
+
+
+@contextlib.contextmanager
+def truncated(model, dim):
+    """The model's embeddings cut to ``dim`` and normalized, by hand."""
+    original = model.forward
+
+    def forward(features):
+        output = original(features)
+        output["sentence_embedding"] = F.normalize(output["sentence_embedding"][..., :dim], p=2, dim=-1)
+        return output
+
+    model.forward = forward
+    try:
+        yield
+    finally:
+        del model.forward
+
+
+def by_hand(model, loss, features, labels, seed=0) -> dict[str, float]:
+    """Σ over DIMS of the loss at each truncated dimension, term by term."""
+    total = {}
+    for dim in DIMS:
+        torch.manual_seed(seed)
+        with truncated(model, dim):
+            out = loss([dict(f) for f in features], labels)
+        for name, value in out.items():
+            total[name] = total.get(name, 0.0) + value.item()
+    return total
+
+
+def wrapped(model, loss, features, labels, seed=0) -> dict[str, float]:
+    torch.manual_seed(seed)
+    out = MatryoshkaLoss(model, loss, DIMS)([dict(f) for f in features], labels)
+    assert isinstance(out, LossComponents)
+    return {name: value.item() for name, value in out.items()}
+
+
+def declutr_batch(model):
+    collator = DeCLUTRDataCollator(model.tokenizer, SpanSampler(num_anchors=2, num_positives=2, min_length=8,
+                                                                max_length=32), seed=0)
+    batch = collator([{"token_ids": list(range(100 + d, 400 + d))} for d in range(3)])
+    return [{k[len(prefix):]: v for k, v in batch.items() if k.startswith(prefix)} for prefix in ("anchor_", "positive_")]
+
+
+def test_declutr_at_each_dimension_with_mlm_counted_once(tiny_model):
+    tiny_model.eval()
+    features = declutr_batch(tiny_model)
+    loss = DeCLUTRLoss(tiny_model)
+    ours, expected = wrapped(tiny_model, loss, features, None), by_hand(tiny_model, loss, features, None)
+    assert set(ours) == {"contrastive", "mlm"}
+    assert ours["contrastive"] == pytest.approx(expected["contrastive"], abs=1e-5)
+    full = loss([dict(f) for f in features], None)  # MLM reads the tokens: once, as without the modifier
+    assert ours["mlm"] == pytest.approx(full["mlm"].item(), abs=1e-5) == pytest.approx(expected["mlm"], abs=1e-5)
+
+
+def test_cached_declutr_takes_part_in_the_gradient_cache_protocol(tiny_model):
+    """MatryoshkaLoss decorates the cached loss's calculate_loss: same values and encoder gradients as the uncached."""
+    tiny_model.eval()  # no dropout: the two passes of GradCache see the same encoder
+    features = declutr_batch(tiny_model)
+    results = []
+    for loss in (DeCLUTRLoss(tiny_model), CachedDeCLUTRLoss(tiny_model, mini_batch_size=2)):
+        loss.mlm_head.load_state_dict(results[0][2]) if results else None
+        tiny_model.zero_grad()
+        out = MatryoshkaLoss(tiny_model, loss, DIMS)([dict(f) for f in features], None)
+        out.total().backward()
+        gradient = torch.cat([p.grad.flatten() for p in tiny_model.parameters() if p.grad is not None])
+        results.append(({k: v.item() for k, v in out.items()}, gradient, loss.mlm_head.state_dict()))
+    (uncached, uncached_gradient, _), (cached, cached_gradient, _) = results
+    assert cached == pytest.approx(uncached, abs=1e-5)
+    assert torch.allclose(cached_gradient, uncached_gradient, atol=1e-5)
+
+
+NLI = [("A dog runs .", "An animal moves .", 0), ("A dog runs .", "A cat sleeps .", 2),
+       ("A dog runs .", "The dog is fast .", 1), ("A man cooks .", "Someone makes food .", 0),
+       ("A man cooks .", "A woman swims .", 2)]
+
+
+def test_nli_supcon_at_each_dimension_with_the_head_at_full_size(tiny_model):
+    tiny_model.eval()
+    features = [tiny_model.tokenize([r[0] for r in NLI]), tiny_model.tokenize([r[1] for r in NLI])]
+    labels = torch.tensor([r[2] for r in NLI])
+    loss = NLISupConLoss(tiny_model, supcon_weight=0.5)
+    ours, expected = wrapped(tiny_model, loss, features, labels), by_hand(tiny_model, loss, features, labels)
+    assert ours == pytest.approx(expected, abs=1e-5)
+    with truncated(tiny_model, 32):  # the head's term: once, on the full (normalized) embedding
+        assert ours["cross_entropy"] == pytest.approx(loss(features, labels)["cross_entropy"].item(), abs=1e-5)
+
+
+def test_scale_at_each_dimension_over_the_same_dropout_views(tiny_model):
+    tiny_model.train()
+    texts = ["who wrote it ?", "where is it ?", "who sang it ?", "where was he ?", "how far is it ?"]
+    features, labels = [tiny_model.tokenize(texts)], torch.tensor([0, 1, 0, 1, 2])
+    loss = SCALeLoss(tiny_model, num_labels=3, supcon_weight=0.5, dropout_rates=(0.0, 0.2, 0.4))
+    ours = wrapped(tiny_model, loss, features, labels, seed=7)
+    expected = by_hand(tiny_model, loss, features, labels, seed=7)  # each dimension re-draws the same views
+    assert set(ours) == {"cross_entropy", "supcon"} and ours == pytest.approx(expected, abs=1e-5)
+
+
+def test_supcon_inside_adaptive_layer_and_2d_matryoshka(tiny_model):
+    tiny_model.eval()
+    features, labels = [tiny_model.tokenize(["who is it ?", "where is it ?", "who was it ?"])], torch.tensor([0, 1, 0])
+    for modifier in (AdaptiveLayerLoss(tiny_model, SupConLoss(tiny_model)),
+                     Matryoshka2dLoss(tiny_model, SupConLoss(tiny_model), DIMS)):
+        assert torch.isfinite(modifier([dict(f) for f in features], labels))
+
+
+@pytest.mark.parametrize("make", [DeCLUTRLoss, NLISupConLoss, lambda m: SCALeLoss(m, num_labels=3)])
+def test_losses_that_copy_their_inputs_refuse_the_layer_modifiers_in_one_line(tiny_model, make):
+    loss = make(tiny_model)
+    features = [tiny_model.tokenize(["who is it ?", "where is it ?"]), tiny_model.tokenize(["a", "b"])]
+    with pytest.raises(ValueError, match=f"{type(loss).__name__} does not work inside AdaptiveLayerLoss or "
+                                         "Matryoshka2dLoss .*; use MatryoshkaLoss"):
+        AdaptiveLayerLoss(tiny_model, loss)(features, torch.tensor([0, 1]))
+
+
+def test_multiview_refuses_a_modifier_in_one_line(tiny_model):
+    loss = MultiViewBilinearLoss.__new__(MultiViewBilinearLoss)  # the check comes before anything multi-view
+    torch.nn.Module.__init__(loss)
+    loss.model = tiny_model
+    with pytest.raises(ValueError, match="train multi-view without MatryoshkaLoss"):
+        MatryoshkaLoss(tiny_model, loss, [16, 8])([tiny_model.tokenize(["a b c", "d e f"])], None)
+
+
+def test_a_wrapped_loss_trains_and_reloads_with_truncate_dim(tiny_model, tmp_path):
+    texts = [f"sentence number {i} about topic {i % 3}" for i in range(24)]
+    dataset = Dataset.from_dict({"text": texts, "label": [i % 3 for i in range(24)]})
+    loss = MatryoshkaLoss(tiny_model, SCALeLoss(tiny_model, num_labels=3, dropout_rates=(0.0, 0.1)), DIMS)
+    result = train(tiny_model, loss, dataset, TrainSettings(output_dir=str(tmp_path / "out"), batch_size=8,
+                                                              max_steps=3))
+    logged = [row for row in result.log_history if "loss" in row]
+    assert logged and {"supcon", "cross_entropy"} <= set(logged[-1])  # the terms are still logged
+    tiny_model.save(str(tmp_path / "model"))
+    embeddings = SentenceTransformer(str(tmp_path / "model"), truncate_dim=8).encode(texts[:4])
+    assert embeddings.shape == (4, 8)
+    full = tiny_model.encode(texts[:4])
+    assert torch.allclose(torch.as_tensor(embeddings), torch.as_tensor(full[:, :8]), atol=1e-5)
