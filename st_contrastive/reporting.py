@@ -99,6 +99,9 @@ def write_run_results(output: str | Path, results: dict, run) -> dict:
     plot_training_curves(run.log_history, output / "training_curves.png", title=output.name)
     if results.get("after"):
         print(format_comparison(results.get("before", {}), results["after"]))
+    by_dimension = results.get("by_dimension", {})
+    for dim, after in by_dimension.get("after", {}).items():  # --matryoshka-dims: the embeddings truncated
+        print(f"\nTruncated to {dim} dimensions:\n" + format_comparison(by_dimension["before"].get(dim, {}), after))
     print(f"Saved {output} ({run.steps} steps in {run.seconds / 60:.1f} min); results in {path}")
     return results
 

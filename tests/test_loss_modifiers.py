@@ -4,6 +4,7 @@ the modifier does), the terms stay logged, MLM and the heads count once (at full
 gives the uncached one's values and gradients, and a wrapped loss trains and reloads with ``truncate_dim``."""
 
 import contextlib
+import json
 
 import pytest
 import torch
@@ -176,3 +177,41 @@ def test_a_wrapped_loss_trains_and_reloads_with_truncate_dim(tiny_model, tmp_pat
     assert embeddings.shape == (4, 8)
     full = tiny_model.encode(texts[:4])
     assert torch.allclose(torch.as_tensor(embeddings), torch.as_tensor(full[:, :8]), atol=1e-5)
+
+
+def test_declutr_command_with_matryoshka_dims_scores_and_publishes_each_size(tmp_path, tiny_mlm_dir, capsys):
+    from huggingface_hub import ModelCard
+    from scipy.stats import spearmanr
+
+    from st_contrastive.cli import main as cli_main
+    from st_contrastive.data_dir import data_file
+    from st_contrastive.evaluation.sts import load_sts
+
+    output = tmp_path / "run"
+    cli_main(["declutr", "--model", tiny_mlm_dir, "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows",
+              "12", "--max-steps", "3", "--batch-size", "2", "--max-span-length", "48", "--min-span-length", "8",
+              "--eval-tasks", "stsb-dev", "--eval-max-rows", "60", "--matryoshka-dims", "32", "16",
+              "--output", str(output)])
+    results = json.loads((output / "results.json").read_text())
+    assert results["train"]["loss"]["matryoshka_dims"] == [32, 16]
+    by_dimension = results["by_dimension"]
+    assert set(by_dimension["before"]) == set(by_dimension["after"]) == {"16"}
+    # The score at 16 is the Spearman of the reloaded model's truncated embeddings, as a user loads it.
+    first, second, gold = load_sts("stsb", "dev", max_rows=60)
+    model = SentenceTransformer(str(output), device="cpu", truncate_dim=16)
+    u, v = model.encode(first, normalize_embeddings=True), model.encode(second, normalize_embeddings=True)
+    expected = spearmanr((u * v).sum(axis=1), gold).statistic * 100
+    assert by_dimension["after"]["16"]["stsb-dev"]["spearman"] == pytest.approx(expected, abs=1e-3)
+    assert "Truncated to 16 dimensions:" in capsys.readouterr().out
+    entries = [(r.dataset_name, r.dataset_config) for r in ModelCard.load(output / "README.md").data.eval_results]
+    assert entries == [("stsb-dev", None), ("stsb-dev (16 dimensions)", "truncate_dim=16")]
+
+
+def test_a_size_above_the_models_is_named_before_any_evaluation(tmp_path, tiny_mlm_dir, capsys):
+    from st_contrastive.cli import main as cli_main
+
+    with pytest.raises(SystemExit) as exit_:
+        cli_main(["declutr", "--model", tiny_mlm_dir, "--max-rows", "4", "--matryoshka-dims", "64", "16",
+                  "--output", str(tmp_path / "run")])
+    assert "--matryoshka-dims 64 16: the model's embeddings have 32 dimensions" in str(exit_.value.code)
+    assert "Evaluating" not in capsys.readouterr().err  # before the base model's evaluation

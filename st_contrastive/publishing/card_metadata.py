@@ -94,8 +94,9 @@ def dataset_ids(sources: list[str]) -> list[str]:
     return ids
 
 
-def eval_result(task: str, metrics: dict) -> EvalResult:
-    """One task's after-training score (× 100, as results.json holds it) as a model-index entry."""
+def eval_result(task: str, metrics: dict, dimension: str | None = None) -> EvalResult:
+    """One task's after-training score (× 100, as results.json holds it) as a model-index entry; ``dimension``: the
+    score with the embeddings truncated to that size (``--matryoshka-dims``)."""
     metric = "pearson" if "pearson" in metrics else "spearman" if "spearman" in metrics else "accuracy"
     family, _, split = task.replace(" ", "-").rpartition("-")
     if split not in {*SPLITS, "r"}:  # a transfer task scored by cross-validation: no split
@@ -105,7 +106,9 @@ def eval_result(task: str, metrics: dict) -> EvalResult:
         task_type="sentence-similarity" if similarity else "text-classification",
         task_name="Semantic Similarity" if similarity else "Text Classification",
         dataset_type=family,
-        dataset_name=task,
+        dataset_name=task if dimension is None else f"{task} ({dimension} dimensions)",
+        # the Hub groups a model-index by task, dataset type, config and split: the size keeps them apart
+        dataset_config=None if dimension is None else f"truncate_dim={dimension}",
         dataset_split={"dev": "validation", "r": "test"}.get(split, split),
         metric_type=metric,
         metric_name=f"{metric.capitalize()} × 100",
@@ -129,7 +132,9 @@ def card_metadata(results: dict, model_name: str, tags: list[str]) -> ModelCardD
         pipeline_tag="sentence-similarity",
         tags=tags,
         model_name=model_name,
-        eval_results=[eval_result(task, metrics) for task, metrics in after.items()] or None,
+        eval_results=[eval_result(task, metrics) for task, metrics in after.items()]
+        + [eval_result(task, metrics, dim) for dim, scores in results.get("by_dimension", {}).get("after", {}).items()
+           for task, metrics in scores.items()] or None,
     )
 
 

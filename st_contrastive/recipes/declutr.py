@@ -32,7 +32,7 @@ from st_contrastive.recipes.run_folder import (
     clear_for_overwrite,
     input_paths,
 )
-from st_contrastive.recipes.training_run import evaluate_base, train_recorded, write_trained_run
+from st_contrastive.recipes.training_run import evaluate_base, train_recorded, with_matryoshka, write_trained_run
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -87,6 +87,7 @@ class DeCLUTRConfig:
     eval_tasks: list[str] = shared.eval_tasks(["stsb-test"])
     eval_batch_size: int = shared.eval_batch_size()
     eval_max_rows: int | None = shared.eval_max_rows()
+    matryoshka_dims: list[int] | None = shared.matryoshka_dims()
     output: str | None = shared.output(help="output folder; default runs/<name>")
     name: str | None = shared.name("model name: declutr-small for a 6-layer base, declutr-base for 12 layers (the "
                                    "paper's names), declutr-<L>layer otherwise")
@@ -140,6 +141,8 @@ def check_inputs(config: DeCLUTRConfig) -> Path | None:
     checks.call("--eval-tasks", config.eval_tasks, lambda: expand_tasks(config.eval_tasks))
     checks.at_least("--eval-batch-size", config.eval_batch_size, 1)
     checks.at_least("--eval-max-rows", config.eval_max_rows, 1)
+    for dim in config.matryoshka_dims or []:
+        checks.at_least("--matryoshka-dims", dim, 1)
     checks.call("--push-to-hub", config.push_to_hub, lambda: check_push(config.push_to_hub))
     check_training(checks, config.training)
     output = known_output(config)
@@ -239,13 +242,15 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
         mlm_weight=config.mlm_weight, gather_across_devices=is_distributed(), **cache)
     collator = DeCLUTRDataCollator(model.tokenizer, sampler, mlm_probability=mlm_probability, seed=config.training.seed)
     evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
+    with_matryoshka(model, loss, config)  # sizes the model does not have stop here, before any evaluation
 
     before = evaluate_base(model, config)
     head_warmup = None
     resuming = config.training.resume_from_checkpoint is not None  # the checkpoint holds the warmed-up head
     if config.mlm_head_warmup_steps and config.mlm_weight > 0 and not loss.mlm_head.pretrained and not resuming:
         head_warmup = warm_up_mlm_head(model, loss, dataset, collator, config, output)
-    config, run = train_recorded(model, loss, dataset, config, output, data_collator=collator, evaluator=evaluator)
+    config, run = train_recorded(model, with_matryoshka(model, loss, config), dataset, config, output,
+                                 data_collator=collator, evaluator=evaluator)
     if run is None:  # another rank of a torchrun/accelerate job
         return {}
     if config.save_masked_lm and config.mlm_weight > 0:

@@ -6,7 +6,7 @@ transformers' names where they have one. Old spellings are kept for one release 
 
 from __future__ import annotations
 
-from st_contrastive.options import EVALUATION, MODEL_AND_DATA, OUTPUT, option
+from st_contrastive.options import EVALUATION, MODEL_AND_DATA, OUTPUT, TRAINING, option
 
 DEFAULT_MODEL_HELP = "default all-MiniLM-L6-v2 from the default-model extra"
 
@@ -40,6 +40,12 @@ def name(help: str):
 def push_to_hub():
     return option(None, group=OUTPUT, metavar="REPO_ID", help="publish the run to this Hub repository when it ends, "
                   "with its model card (also later: st-contrastive push OUTPUT --repo-id REPO_ID)")
+
+
+def matryoshka_dims():
+    return option(None, group=TRAINING, nargs="+", type=int, metavar="DIM", help="train with sentence-transformers' "
+                  "MatryoshkaLoss at these embedding sizes (the model's own first, e.g. 384 128 64) so the embeddings "
+                  "can be truncated to them, and evaluate at each (default: off)")
 
 
 def eval_tasks(default: list[str], when: str = "before and after training"):

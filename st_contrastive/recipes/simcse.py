@@ -23,7 +23,13 @@ from st_contrastive.recipes import shared_options as shared
 from st_contrastive.recipes.input_checks import SettingChecks, check_training
 from st_contrastive.recipes.push import check_push
 from st_contrastive.recipes.run_folder import check_run_folder, clear_for_overwrite
-from st_contrastive.recipes.training_run import evaluate_base, train_recorded, write_trained_run
+from st_contrastive.recipes.training_run import (
+    check_matryoshka_dims,
+    evaluate_base,
+    train_recorded,
+    with_matryoshka,
+    write_trained_run,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +52,7 @@ class SimCSEConfig:
     eval_tasks: list[str] = shared.eval_tasks(["stsb-test"])
     eval_batch_size: int = shared.eval_batch_size()
     eval_max_rows: int | None = shared.eval_max_rows()
+    matryoshka_dims: list[int] | None = shared.matryoshka_dims()
     output: str | None = shared.output(help="output folder; default runs/simcse")
     push_to_hub: str | None = shared.push_to_hub()
     training: TrainSettings = field(
@@ -75,6 +82,8 @@ def check_inputs(config: SimCSEConfig) -> Path:
     checks.call("--eval-tasks", config.eval_tasks, lambda: expand_tasks(config.eval_tasks))
     checks.at_least("--eval-batch-size", config.eval_batch_size, 1)
     checks.at_least("--eval-max-rows", config.eval_max_rows, 1)
+    for dim in config.matryoshka_dims or []:
+        checks.at_least("--matryoshka-dims", dim, 1)
     checks.call("--push-to-hub", config.push_to_hub, lambda: check_push(config.push_to_hub))
     check_training(checks, config.training)
     output = Path(config.output or Path("runs") / "simcse")
@@ -110,6 +119,7 @@ def train_simcse(config: SimCSEConfig) -> dict:
     dataset = Dataset.from_dict({"anchor": sentences, "positive": sentences})
     torch.manual_seed(config.training.seed)
     model = SentenceTransformer(config.model or default_model())
+    check_matryoshka_dims(model, config)
 
     before = evaluate_base(model, config)
     loss = MultipleNegativesRankingLoss(model, scale=1 / config.temperature, gather_across_devices=is_distributed())
@@ -117,7 +127,7 @@ def train_simcse(config: SimCSEConfig) -> dict:
     # Sentences are cut to max_seq_length for training only (the paper's 32 tokens); evaluation and the saved
     # checkpoint keep the model's own limit.
     model_limit, model.max_seq_length = model.max_seq_length, min(config.max_seq_length, model.max_seq_length)
-    config, run = train_recorded(model, loss, dataset, config, output, evaluator=evaluator)
+    config, run = train_recorded(model, with_matryoshka(model, loss, config), dataset, config, output, evaluator=evaluator)
     model.max_seq_length = model_limit
     if run is None:  # another rank of a torchrun/accelerate job
         return {}

@@ -21,7 +21,13 @@ from st_contrastive.recipes import shared_options as shared
 from st_contrastive.recipes.input_checks import SettingChecks, check_training
 from st_contrastive.recipes.push import check_push
 from st_contrastive.recipes.run_folder import check_run_folder, clear_for_overwrite
-from st_contrastive.recipes.training_run import evaluate_base, train_recorded, write_trained_run
+from st_contrastive.recipes.training_run import (
+    check_matryoshka_dims,
+    evaluate_base,
+    train_recorded,
+    with_matryoshka,
+    write_trained_run,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +66,7 @@ class SupConNLIConfig:
     eval_tasks: list[str] = shared.eval_tasks(["sts", "transfer"])
     eval_batch_size: int = shared.eval_batch_size()
     eval_max_rows: int | None = shared.eval_max_rows()
+    matryoshka_dims: list[int] | None = shared.matryoshka_dims()
     no_base_eval: bool = shared.no_base_eval(deprecated=("--skip-before",))
     output: str | None = shared.output(help="output folder; default runs/<name>")
     name: str | None = shared.name("default supcon-nli-<λ>-<P>p<N>n, or ce-nli for λ=0")
@@ -100,6 +107,8 @@ def check_inputs(config: SupConNLIConfig) -> Path:
     checks.call("--eval-tasks", config.eval_tasks, lambda: expand_tasks(config.eval_tasks))
     checks.at_least("--eval-batch-size", config.eval_batch_size, 1)
     checks.at_least("--eval-max-rows", config.eval_max_rows, 1)
+    for dim in config.matryoshka_dims or []:
+        checks.at_least("--matryoshka-dims", dim, 1)
     checks.call("--push-to-hub", config.push_to_hub, lambda: check_push(config.push_to_hub))
     check_training(checks, config.training)
     output = Path(config.output or Path("runs") / (config.name or run_name(config)))
@@ -133,6 +142,7 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
     logger.info("Training on %d NLI pairs", len(dataset))
     torch.manual_seed(config.training.seed)
     model = SentenceTransformer(config.model or default_model())
+    check_matryoshka_dims(model, config)
     before = evaluate_base(model, config)
     classifier = NLIClassifier(model.get_embedding_dimension(), hidden_size=config.classifier_hidden_size)
     cache = {"mini_batch_size": config.mini_batch_size} if config.mini_batch_size else {}
@@ -141,7 +151,8 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
         positives=config.positives, negatives=config.negatives, similarity=config.similarity,
         seed=config.training.seed, gather_across_devices=is_distributed(), **cache)
     evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
-    config, run = train_recorded(model, loss, dataset, config, output, batch_sampler=PremiseGroupBatchSampler,
+    config, run = train_recorded(model, with_matryoshka(model, loss, config), dataset, config, output,
+                                 batch_sampler=PremiseGroupBatchSampler,
                                  data_collator=PremiseGroupDataCollator(model.preprocess), evaluator=evaluator)
     if run is None:  # another rank of a torchrun/accelerate job
         return {}

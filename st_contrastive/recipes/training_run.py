@@ -22,9 +22,9 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2 (default-model extra)"  # what results.json na
 
 def evaluate_base(model, config) -> dict:
     """The base model's scores on ``config.eval_tasks``, after one line that says what will be evaluated. Rank 0
-    only, and none with ``--no-base-eval`` where the command has it."""
+    only, and none with ``--no-base-eval`` where the command has it. With ``--matryoshka-dims`` the scores at each
+    truncated size are under ``"by_dimension"`` (the base truncated: the floor)."""
     from st_contrastive.distributed import is_main_process
-    from st_contrastive.evaluation import evaluate_model
 
     if not is_main_process():
         return {}
@@ -32,7 +32,50 @@ def evaluate_base(model, config) -> dict:
     logger.info(shared.evaluation_line(config.eval_tasks, "after training" if skip else "before and after training"))
     if skip or not config.eval_tasks:
         return {}
-    return evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size, max_rows=config.eval_max_rows)
+    return scores_by_dimension(model, config)
+
+
+def with_matryoshka(model, loss, config):
+    """``loss`` inside sentence-transformers' MatryoshkaLoss at ``config.matryoshka_dims`` (the loss itself without
+    them). A size above the model's embedding is named in one line, before training."""
+    dims = check_matryoshka_dims(model, config)
+    if not dims:
+        return loss
+    from sentence_transformers.sentence_transformer.losses import MatryoshkaLoss
+
+    return MatryoshkaLoss(model, loss, dims)
+
+
+def check_matryoshka_dims(model, config) -> list[int]:
+    """``--matryoshka-dims``, checked against the loaded model (before its evaluation): none above its size."""
+    dims = getattr(config, "matryoshka_dims", None) or []
+    full = model.get_embedding_dimension()
+    if dims and max(dims) > full:
+        raise ValueError(f"--matryoshka-dims {' '.join(map(str, dims))}: the model's embeddings have {full} "
+                         "dimensions; give sizes up to that, the full size first")
+    return dims
+
+
+def scores_by_dimension(model, config) -> dict:
+    """``config.eval_tasks`` at full size, and with ``--matryoshka-dims`` at each smaller size too (the model's
+    ``truncate_dim``, as a user loads it: ``SentenceTransformer(path, truncate_dim=64)``) under ``"by_dimension"``."""
+    from st_contrastive.evaluation import evaluate_model
+
+    def scores() -> dict:
+        return evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size, max_rows=config.eval_max_rows)
+
+    full = scores()
+    dims = [d for d in getattr(config, "matryoshka_dims", None) or [] if d < model.get_embedding_dimension()]
+    if not dims:
+        return full
+    by_dimension, kept = {}, model.truncate_dim
+    try:
+        for dim in dims:
+            model.truncate_dim = dim
+            by_dimension[str(dim)] = scores()
+    finally:
+        model.truncate_dim = kept
+    return full | {"by_dimension": by_dimension}
 
 
 def train_recorded(model, loss, dataset, config, output: Path, **train_kwargs):
@@ -57,12 +100,12 @@ def write_trained_run(model, config, output: Path, run, *, method: str, before: 
     settings, training summary, ``details``, scores before and after) with the model card, and publish it where
     ``--push-to-hub`` says. Returns the results."""
     from st_contrastive.config.evaluation import averages
-    from st_contrastive.evaluation import evaluate_model
     from st_contrastive.reporting import write_run_results
 
     model.save(str(output))
-    after = (evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size, max_rows=config.eval_max_rows)
-             if config.eval_tasks else {})
+    after = scores_by_dimension(model, config) if config.eval_tasks else {}
+    before, after = dict(before), dict(after)
+    by_dimension = {"before": before.pop("by_dimension", {}), "after": after.pop("by_dimension", {})}
     results = {
         "method": method,
         "model": config.model or DEFAULT_MODEL,
@@ -74,6 +117,8 @@ def write_trained_run(model, config, output: Path, run, *, method: str, before: 
         "after": after,
         "after_averages": averages(after) if after else {},
     }
+    if by_dimension["after"]:  # --matryoshka-dims: the same tasks with the embeddings truncated to each size
+        results["by_dimension"] = by_dimension
     results = write_run_results(output, results, run)
     publish(output, config.push_to_hub)
     return results
