@@ -215,3 +215,25 @@ def test_a_size_above_the_models_is_named_before_any_evaluation(tmp_path, tiny_m
                   "--output", str(tmp_path / "run")])
     assert "--matryoshka-dims 64 16: the model's embeddings have 32 dimensions" in str(exit_.value.code)
     assert "Evaluating" not in capsys.readouterr().err  # before the base model's evaluation
+
+
+def test_cached_nli_supcon_inside_matryoshka_equals_the_uncached(tiny_model):
+    from st_contrastive.losses import CachedNLISupConLoss
+
+    tiny_model.eval()
+    features = [tiny_model.tokenize([r[0] for r in NLI]), tiny_model.tokenize([r[1] for r in NLI])]
+    labels = torch.tensor([r[2] for r in NLI])
+    values, gradients, head = [], [], None
+    for make in (NLISupConLoss, lambda m, **k: CachedNLISupConLoss(m, mini_batch_size=2, **k)):
+        loss = make(tiny_model, supcon_weight=0.5)
+        if head is None:
+            head = loss.classifier.state_dict()
+        loss.classifier.load_state_dict(head)
+        tiny_model.zero_grad()
+        out = MatryoshkaLoss(tiny_model, loss, DIMS)([dict(f) for f in features], labels)
+        total = out.total() if isinstance(out, dict) else out
+        total.backward()
+        values.append(total.item())
+        gradients.append(torch.cat([p.grad.flatten() for p in tiny_model.parameters() if p.grad is not None]))
+    assert values[1] == pytest.approx(values[0], abs=1e-5)
+    assert torch.allclose(gradients[1], gradients[0], atol=1e-5)
