@@ -237,3 +237,27 @@ def test_cached_nli_supcon_inside_matryoshka_equals_the_uncached(tiny_model):
         gradients.append(torch.cat([p.grad.flatten() for p in tiny_model.parameters() if p.grad is not None]))
     assert values[1] == pytest.approx(values[0], abs=1e-5)
     assert torch.allclose(gradients[1], gradients[0], atol=1e-5)
+
+
+def test_an_empty_shared_cache_is_the_one_used_and_a_truncated_view_encodes_nothing_again(tiny_model):
+    """An EmbeddingCache is falsy while empty (it has a length): `cache or EmbeddingCache(...)` used to replace a
+    shared cache on its first use, so tasks never shared their encodings."""
+    from st_contrastive.evaluation import evaluate_model
+    from st_contrastive.evaluation.embedding_cache import EmbeddingCache
+
+    cache = EmbeddingCache(tiny_model)
+    full = evaluate_model(tiny_model, ["stsb-dev"], max_rows=20, show_progress=False, cache=cache)
+    encoded = len(cache)
+    assert encoded > 0
+    calls = []
+    encode = tiny_model.encode
+    tiny_model.encode = lambda *args, **kwargs: calls.append(1) or encode(*args, **kwargs)
+    try:
+        at_16 = evaluate_model(tiny_model, ["stsb-dev"], max_rows=20, show_progress=False, cache=cache.truncated(16))
+    finally:
+        del tiny_model.encode
+    assert calls == [] and len(cache) == encoded
+    tiny_model.truncate_dim = 16
+    expected = evaluate_model(tiny_model, ["stsb-dev"], max_rows=20, show_progress=False)
+    assert at_16["stsb-dev"]["spearman"] == pytest.approx(expected["stsb-dev"]["spearman"], abs=1e-6)
+    assert at_16["stsb-dev"]["spearman"] != full["stsb-dev"]["spearman"]

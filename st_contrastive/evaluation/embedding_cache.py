@@ -18,6 +18,14 @@ class EmbeddingCache:
         self.batch_size = batch_size
         self.show_progress_bar = show_progress_bar
         self._vectors: dict[str, np.ndarray] = {}
+        self.truncate_dim: int | None = None
+
+    def truncated(self, dim: int) -> EmbeddingCache:
+        """The same embeddings cut to their first ``dim`` dimensions (what ``truncate_dim`` gives), sharing what this
+        cache has encoded: scoring a Matryoshka model at several sizes encodes each sentence once."""
+        view = EmbeddingCache(self.model, self.batch_size, self.show_progress_bar)
+        view._vectors, view.truncate_dim = self._vectors, dim
+        return view
 
     def __len__(self) -> int:
         return len(self._vectors)
@@ -34,5 +42,5 @@ class EmbeddingCache:
             )
             self._vectors.update(zip(missing, vectors.astype(np.float32)))
         if not texts:
-            return np.zeros((0, self.model.get_embedding_dimension() or 0), dtype=np.float32)
-        return np.stack([self._vectors[text] for text in texts])
+            return np.zeros((0, self.truncate_dim or self.model.get_embedding_dimension() or 0), dtype=np.float32)
+        return np.stack([self._vectors[text][: self.truncate_dim] for text in texts])

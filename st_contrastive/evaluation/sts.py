@@ -99,7 +99,7 @@ def sts_spearman(
             f"sentences1, sentences2 and gold_scores differ in length: "
             f"{len(sentences1)}, {len(sentences2)}, {len(gold_scores)}"
         )
-    cache = cache or EmbeddingCache(model, batch_size=batch_size)
+    cache = cache if cache is not None else EmbeddingCache(model, batch_size=batch_size)
     return cosine_spearman(cache.encode(sentences1), cache.encode(sentences2), gold_scores)
 
 

@@ -26,15 +26,17 @@ def evaluate_model(
     max_rows: int | None = None,
     protocol: TransferProtocol = SENTEVAL,
     show_progress: bool = True,
+    cache: EmbeddingCache | None = None,
 ) -> dict[str, dict]:
     """``{task: metrics}`` for each task; STS metrics hold ``spearman``, transfer metrics ``accuracy`` (x 100).
 
     Every metrics dict also has ``seconds``. Sentences shared between tasks are encoded once. ``max_rows`` limits
     each task (first STS pairs, a seeded random subset of each transfer split) for quick checks only;
-    ``protocol`` sets the transfer tasks' validation (SentEval's by default).
+    ``protocol`` sets the transfer tasks' validation (SentEval's by default); ``cache`` an :class:`EmbeddingCache` to
+    encode through (its ``truncated(dim)`` view scores the first ``dim`` dimensions without encoding again).
     """
     names = expand_tasks(tasks)
-    cache = EmbeddingCache(model, batch_size=batch_size)
+    cache = cache if cache is not None else EmbeddingCache(model, batch_size=batch_size)
     results = {}
     progress = tqdm(names, desc="Evaluating", unit="task", disable=not show_progress)
     for name in progress:

@@ -229,7 +229,7 @@ def evaluate_transfer(
     to several tasks once.
     """
     data = load_transfer(task, max_rows=max_rows, seed=protocol.seed)
-    cache = cache or EmbeddingCache(model, batch_size=batch_size)
+    cache = cache if cache is not None else EmbeddingCache(model, batch_size=batch_size)
     return transfer_scores(data, cache, protocol)
 
 

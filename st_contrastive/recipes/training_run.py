@@ -57,25 +57,22 @@ def check_matryoshka_dims(model, config) -> list[int]:
 
 
 def scores_by_dimension(model, config) -> dict:
-    """``config.eval_tasks`` at full size, and with ``--matryoshka-dims`` at each smaller size too (the model's
-    ``truncate_dim``, as a user loads it: ``SentenceTransformer(path, truncate_dim=64)``) under ``"by_dimension"``."""
+    """``config.eval_tasks`` at full size, and with ``--matryoshka-dims`` at each smaller size too (the first
+    dimensions, as ``SentenceTransformer(path, truncate_dim=64)`` gives them) under ``"by_dimension"``. Every size
+    reads the one encoding of each sentence."""
     from st_contrastive.evaluation import evaluate_model
+    from st_contrastive.evaluation.embedding_cache import EmbeddingCache
 
-    def scores() -> dict:
-        return evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size, max_rows=config.eval_max_rows)
+    cache = EmbeddingCache(model, batch_size=config.eval_batch_size)
 
-    full = scores()
+    def scores(view: EmbeddingCache) -> dict:
+        return evaluate_model(model, config.eval_tasks, max_rows=config.eval_max_rows, cache=view)
+
+    full = scores(cache)
     dims = [d for d in getattr(config, "matryoshka_dims", None) or [] if d < model.get_embedding_dimension()]
     if not dims:
         return full
-    by_dimension, kept = {}, model.truncate_dim
-    try:
-        for dim in dims:
-            model.truncate_dim = dim
-            by_dimension[str(dim)] = scores()
-    finally:
-        model.truncate_dim = kept
-    return full | {"by_dimension": by_dimension}
+    return full | {"by_dimension": {str(dim): scores(cache.truncated(dim)) for dim in dims}}
 
 
 def train_recorded(model, loss, dataset, config, output: Path, **train_kwargs):
