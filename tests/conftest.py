@@ -19,10 +19,19 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest
-import torch
 
+# Light imports only: pytest-xdist's controller loads this file too, and runs no test (torch and
+# sentence-transformers are imported in the fixtures, by the workers).
 from st_contrastive.data_dir import data_file
-from st_contrastive.pretraining import build_masked_lm
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """Under ``--dist loadgroup`` (setup.cfg), a file's tests stay on one pytest-xdist worker, so its module
+    fixtures are built once; and the files with a test that asks for ``two_ranks`` share one worker, so the session
+    starts one pair of ranks, not one per worker."""
+    with_ranks = {item.path for item in items if "two_ranks" in item.fixturenames}
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group("two-ranks" if item.path in with_ranks else item.path.name))
 
 
 @pytest.fixture(scope="session")
@@ -59,6 +68,10 @@ def fixed_wordpiece_tokenizer(texts: list[str], vocab_size: int):
 @pytest.fixture(scope="session")
 def tiny_mlm_dir(tmp_path_factory, wiki_texts) -> str:
     """A saved tokenizer + random ``BertForMaskedLM`` (2 layers, hidden 32), the same in every session."""
+    import torch
+
+    from st_contrastive.pretraining import build_masked_lm
+
     path = tmp_path_factory.mktemp("tiny-bert")
     tokenizer = fixed_wordpiece_tokenizer(wiki_texts, vocab_size=2000)
     torch.manual_seed(0)
@@ -70,6 +83,7 @@ def tiny_mlm_dir(tmp_path_factory, wiki_texts) -> str:
 
 def sentence_model(masked_lm_dir: str):
     """A SentenceTransformer (Transformer + mean Pooling) over a saved masked LM, the same for the same seed."""
+    import torch
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 
@@ -92,6 +106,16 @@ def human_run(tmp_path_factory, tiny_mlm_dir) -> str:
     from support_tickets import start_human_run
 
     return start_human_run(tmp_path_factory.mktemp("human-run"), sentence_model(tiny_mlm_dir))
+
+
+@pytest.fixture(scope="session")
+def two_ranks(tmp_path_factory):
+    """Two gloo ranks in one process group, started once for the session's DDP checks (two_ranks.py)."""
+    from two_ranks import TwoRanks
+
+    ranks = TwoRanks(tmp_path_factory.mktemp("two-ranks"))
+    yield ranks
+    ranks.close()
 
 
 @pytest.fixture(scope="session")

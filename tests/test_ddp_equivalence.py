@@ -10,7 +10,6 @@ import os
 
 import pytest
 import torch
-import torch.multiprocessing as mp
 
 # Real process groups and launchers: in `make test`, left out of `make test-fast`.
 pytestmark = pytest.mark.distributed
@@ -129,34 +128,20 @@ def _train(objective: str, source: str, world_size: int, output_dir: str) -> dic
     }
 
 
-def _train_every_objective(rank: int, world_size: int, init_file: str, sources: dict, output_dir: str, results):
-    """One process of a run: every objective in turn on one process group (starting processes and importing the
-    stack costs more than the training itself)."""
-    import torch.distributed as dist
-
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    if world_size > 1:
-        os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size),
-                          LOCAL_WORLD_SIZE=str(world_size), MASTER_ADDR="127.0.0.1", MASTER_PORT="0")
-        # A file store, not a port picked and released before the ranks bind it (another process could take it);
-        # the trainer's accelerate state joins this group instead of creating its own.
-        dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world_size)
-    for objective in OBJECTIVES:
-        results[(objective, rank)] = _train(objective, sources[objective], world_size, f"{output_dir}/{objective}")
+def _train_every_objective(rank: int, sources: dict, output_dir: str) -> dict:
+    """Every objective in turn, on one rank of the session's pair (conftest's ``two_ranks``)."""
+    return {objective: _train(objective, sources[objective], 2, f"{output_dir}/{objective}") for objective in OBJECTIVES}
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory, tiny_mlm_dir, parsed_books) -> dict:
-    """Every objective trained by one process with the global batch, and by two ranks with half of it each."""
+def runs(tmp_path_factory, tiny_mlm_dir, parsed_books, two_ranks) -> dict:
+    """Every objective trained by one process with the global batch (this one), and by two ranks with half of it
+    each."""
     sources = {objective: parsed_books if objective == "multiview" else tiny_mlm_dir for objective in OBJECTIVES}
-    runs = {}
-    for world_size in (1, 2):
-        folder = tmp_path_factory.mktemp(f"world-{world_size}")
-        results = mp.Manager().dict()
-        mp.spawn(_train_every_objective, args=(world_size, str(folder / "init"), sources, str(folder), results),
-                 nprocs=world_size, join=True)
-        runs[world_size] = dict(results)
-    return runs
+    one = tmp_path_factory.mktemp("world-1")
+    runs = {(objective, 0): _train(objective, sources[objective], 1, str(one / objective)) for objective in OBJECTIVES}
+    ranks = two_ranks.run(_train_every_objective, sources, str(tmp_path_factory.mktemp("world-2")))
+    return {1: runs, 2: {(objective, rank): ranks[rank][objective] for rank in (0, 1) for objective in OBJECTIVES}}
 
 
 def _tensors(state: dict) -> dict[str, torch.Tensor]:

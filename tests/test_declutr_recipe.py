@@ -70,7 +70,7 @@ def test_ablation_runs_every_variant_at_equal_steps(tmp_path, tiny_mlm_dir):
     from st_contrastive.recipes.declutr_ablation import main as ablation
 
     argv = ["--model", tiny_mlm_dir, "--output", str(tmp_path / "ablation"), "--eval-tasks", "stsb-test",
-            "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "8", "--max-steps", "2",
+            "--eval-max-rows", "200", "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "8", "--max-steps", "2",
             "--batch-size", "2", "--max-span-length", "32", "--min-span-length", "8"]
     table = ablation(argv)
     assert list(table) == ["base (mean pooling)", "mlm-only", "contrastive-only", "declutr"]
@@ -112,7 +112,7 @@ def test_simcse_control_runs_at_the_declutr_budget_with_curves(tmp_path, tiny_ml
 
     table = ablation([
         "--model", tiny_mlm_dir, "--output", str(tmp_path / "controls"), "--eval-tasks", "stsb-dev",
-        "--variants", "contrastive-only", "simcse", "--dataset", str(data_file("corpus/docs.jsonl.gz")),
+        "--eval-max-rows", "200", "--variants", "contrastive-only", "simcse", "--dataset", str(data_file("corpus/docs.jsonl.gz")),
         "--max-rows", "8", "--max-steps", "4", "--batch-size", "2", "--max-span-length", "32", "--min-span-length", "8",
         "--temperature", "0.1", "--eval-steps", "2",
     ])
@@ -125,6 +125,7 @@ def test_simcse_control_runs_at_the_declutr_budget_with_curves(tmp_path, tiny_ml
     # The saved checkpoint keeps the model's own length limit, not SimCSE's 32 training tokens.
     assert SentenceTransformer(str(tmp_path / "controls" / "simcse"), device="cpu").max_seq_length == 256
     summary = json.loads((tmp_path / "controls" / "ablation.json").read_text())
+    # The curves read the same 200 dev rows as the table (--eval-max-rows caps both): they start at the base's score.
     for name in ("contrastive-only", "simcse"):
         steps = [step for step, _ in summary["eval_curves"][name]["sts-b-dev"]]
         assert steps == [0, 2, 4], steps
@@ -176,7 +177,7 @@ def test_chain_trains_three_arms_and_resumes(tmp_path, tiny_mlm_dir):
     from st_contrastive.recipes.chain import main as chain
 
     argv = ["--model", tiny_mlm_dir, "--output", str(tmp_path / "chain"), "--eval-tasks", "stsb-test",
-            "--declutr-steps", "2", "--supcon-steps", "2", "--dataset", str(data_file("corpus/docs.jsonl.gz")),
+            "--eval-max-rows", "200", "--declutr-steps", "2", "--supcon-steps", "2", "--dataset", str(data_file("corpus/docs.jsonl.gz")),
             "--max-rows", "8", "--batch-size", "2", "--max-span-length", "32", "--min-span-length", "8"]
     table = chain(argv)
     assert list(table) == ["base", "declutr", "supcon", "declutr+supcon"]

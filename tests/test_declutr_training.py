@@ -5,8 +5,6 @@ import warnings
 
 import pytest
 import torch
-import torch.distributed as dist
-import torch.multiprocessing as mp
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
 
@@ -207,26 +205,17 @@ def _train_on_this_rank(model_dir: str, output_dir: str, sync_heads: bool) -> di
             "model": {k: v.clone() for k, v in model.state_dict().items()}}
 
 
-def _ddp_checks_on_rank(rank, init_file, model_dir, output_dir, results):
-    """Every DDP check of this file on one process group (starting processes costs more than the checks)."""
-    import os
-
-    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", LOCAL_WORLD_SIZE="2",
-                      MASTER_ADDR="127.0.0.1", MASTER_PORT="0", HF_HUB_OFFLINE="1")
-    # A file store, not a port picked and released before the ranks bind it; the trainers join this group.
-    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=2)
-    results[("average", rank)] = _average_gradients_on_this_rank(rank)
-    for sync_heads in (True, False):
-        results[(sync_heads, rank)] = _train_on_this_rank(model_dir, f"{output_dir}/{sync_heads}", sync_heads)
+def _ddp_checks_on_rank(rank, model_dir, output_dir):
+    """Every DDP check of this file, on one rank of the session's pair (conftest's ``two_ranks``)."""
+    return {"average": _average_gradients_on_this_rank(rank),
+            **{sync_heads: _train_on_this_rank(model_dir, f"{output_dir}/{sync_heads}", sync_heads)
+               for sync_heads in (True, False)}}
 
 
 @pytest.fixture(scope="module")
-def ddp_runs(tmp_path_factory, tiny_mlm_dir) -> dict:
-    folder = tmp_path_factory.mktemp("ddp")
-    results = mp.Manager().dict()
-    mp.spawn(_ddp_checks_on_rank, args=(str(folder / "init"), tiny_mlm_dir, str(folder), results), nprocs=2,
-             join=True)
-    return dict(results)
+def ddp_runs(tmp_path_factory, tiny_mlm_dir, two_ranks) -> dict:
+    ranks = two_ranks.run(_ddp_checks_on_rank, tiny_mlm_dir, str(tmp_path_factory.mktemp("ddp")))
+    return {(key, rank): value for rank, checks in enumerate(ranks) for key, value in checks.items()}
 
 
 @pytest.mark.distributed

@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import pytest
-import torch.multiprocessing as mp
 
 # Real process groups and launchers: in `make test`, left out of `make test-fast`.
 pytestmark = pytest.mark.distributed
@@ -22,9 +21,7 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _rank(rank: int, port: int, folder: str, results) -> None:
-    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", LOCAL_WORLD_SIZE="2",
-                      MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+def _rank(rank: int, folder: str) -> dict:
     import time
     from pathlib import Path
 
@@ -36,7 +33,7 @@ def _rank(rank: int, port: int, folder: str, results) -> None:
             time.sleep(1.0)  # a slow writer: rank 1 must still find the file complete
             shared.write_text("tokenizer")
         seen = shared.read_text() if shared.exists() else None
-    results[rank] = {
+    return {
         "seen": seen,
         # Each rank's own clock says something else; rank 0's verdict is the one every rank acts on.
         "stop_if_rank_0_says": agree_with_rank_zero(rank == 0, "cpu"),
@@ -44,11 +41,9 @@ def _rank(rank: int, port: int, folder: str, results) -> None:
     }
 
 
-def test_rank_zero_writes_first_and_decides_for_every_rank(tmp_path):
-    results = mp.Manager().dict()
-    mp.spawn(_rank, args=(_free_port(), str(tmp_path), results), nprocs=2, join=True)
-    for rank in (0, 1):
-        assert results[rank] == {"seen": "tokenizer", "stop_if_rank_0_says": True, "stop_if_rank_1_says": False}
+def test_rank_zero_writes_first_and_decides_for_every_rank(tmp_path, two_ranks):
+    for result in two_ranks.run(_rank, str(tmp_path)):
+        assert result == {"seen": "tokenizer", "stop_if_rank_0_says": True, "stop_if_rank_1_says": False}
 
 
 def test_one_process_runs_the_block_and_keeps_its_own_decision(tmp_path, monkeypatch):

@@ -4,8 +4,6 @@ a positive (supcon weights each rank's mean by its share)."""
 
 import pytest
 import torch
-import torch.distributed as dist
-import torch.multiprocessing as mp
 
 from st_contrastive.losses import SCALeLoss, SupConLoss, nt_xent
 from st_contrastive.losses.contrastive_core import gather_candidates, similarity_matrix, supcon
@@ -48,8 +46,7 @@ def _label_supcon(embeddings, labels, gather):
     return loss
 
 
-def _on_rank(rank, init_file, results):
-    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=len(SIZES))
+def _on_rank(rank):
     start, end = sum(SIZES[:rank]), sum(SIZES[: rank + 1])
     anchors, positives = (t[start:end].clone().requires_grad_() for t in _pairs(0))
     # supcon weights each rank's mean by its share of the rows: DDP's average over ranks is the global mean.
@@ -64,51 +61,50 @@ def _on_rank(rank, init_file, results):
         weighted[name] = (loss.item(), rows.grad)
     ids = [torch.tensor([0, -1, 1]), torch.tensor([-1, 0])][rank]  # -1: "no id", as NLISupCon's non-entailed rows
     candidates = gather_candidates(torch.zeros(len(ids), 1), ids, gather_across_devices=True, local_ids=True)
-    results[rank] = {
+    return {
         "anchor_grad": anchors.grad, "positive_grad": positives.grad, "embedding_grad": embeddings.grad,
         "offset": candidates.offset, "ids": candidates.labels.tolist(), "weighted": weighted,
     }
-    dist.destroy_process_group()
 
 
 @pytest.fixture(scope="module")
-def two_ranks(tmp_path_factory):
-    results = mp.Manager().dict()
-    mp.spawn(_on_rank, args=(str(tmp_path_factory.mktemp("gloo") / "init"), results), nprocs=len(SIZES), join=True)
-    return dict(results)
+def ranks(two_ranks):
+    """What each rank of the session's pair (conftest's ``two_ranks``) computed, in rank order."""
+    assert len(SIZES) == 2
+    return two_ranks.run(_on_rank)
 
 
-def test_offsets_and_local_ids_are_global(two_ranks):
-    assert [two_ranks[r]["offset"] for r in range(2)] == [0, 3]
+def test_offsets_and_local_ids_are_global(ranks):
+    assert [ranks[r]["offset"] for r in range(2)] == [0, 3]
     # Rank 1's id 0 moves past rank 0's rows; "no id" stays -1.
-    assert two_ranks[0]["ids"] == two_ranks[1]["ids"] == [0, -1, 1, -1, 3]
+    assert ranks[0]["ids"] == ranks[1]["ids"] == [0, -1, 1, -1, 3]
 
 
-def test_nt_xent_gradients_equal_one_process_over_the_whole_batch(two_ranks):
+def test_nt_xent_gradients_equal_one_process_over_the_whole_batch(ranks):
     anchors, positives = (t.clone().requires_grad_() for t in _pairs(0))
     nt_xent(anchors, positives, 0.1).backward()
     # DDP averages the ranks' gradients: each rank's divided by the number of ranks.
-    gathered = torch.cat([two_ranks[r]["anchor_grad"] for r in range(2)]) / len(SIZES)
+    gathered = torch.cat([ranks[r]["anchor_grad"] for r in range(2)]) / len(SIZES)
     torch.testing.assert_close(gathered, anchors.grad, atol=1e-5, rtol=1e-4)
-    torch.testing.assert_close(torch.cat([two_ranks[r]["positive_grad"] for r in range(2)]) / len(SIZES),
+    torch.testing.assert_close(torch.cat([ranks[r]["positive_grad"] for r in range(2)]) / len(SIZES),
                                positives.grad, atol=1e-5, rtol=1e-4)
 
 
-def test_label_supcon_gradients_equal_one_process_over_the_whole_batch(two_ranks):
+def test_label_supcon_gradients_equal_one_process_over_the_whole_batch(ranks):
     embeddings = _pairs(1)[0].clone().requires_grad_()
     _label_supcon(embeddings, _labels(), gather=False).backward()
-    torch.testing.assert_close(torch.cat([two_ranks[r]["embedding_grad"] for r in range(2)]) / len(SIZES),
+    torch.testing.assert_close(torch.cat([ranks[r]["embedding_grad"] for r in range(2)]) / len(SIZES),
                                embeddings.grad, atol=1e-5, rtol=1e-4)
 
 
 @pytest.mark.parametrize("loss_name", ["supcon", "scale"])
-def test_ranks_with_unequal_anchors_train_the_mean_over_the_batch(two_ranks, loss_name):
+def test_ranks_with_unequal_anchors_train_the_mean_over_the_batch(ranks, loss_name):
     rows = _pairs(2)[0].clone().requires_grad_()
     loss = _label_losses(gather=False)[loss_name](rows, LONELY)
     loss.backward()
     # DDP averages over the ranks: the mean of their losses, and each rank's gradient divided by the world size.
-    ranks = [two_ranks[r]["weighted"][loss_name] for r in range(2)]
-    assert sum(value for value, _ in ranks) / 2 == pytest.approx(loss.item(), rel=1e-5)
-    torch.testing.assert_close(torch.cat([grad for _, grad in ranks]) / 2, rows.grad, atol=1e-6, rtol=1e-4)
+    weighted = [ranks[r]["weighted"][loss_name] for r in range(2)]
+    assert sum(value for value, _ in weighted) / 2 == pytest.approx(loss.item(), rel=1e-5)
+    torch.testing.assert_close(torch.cat([grad for _, grad in weighted]) / 2, rows.grad, atol=1e-6, rtol=1e-4)
     # Unweighted, the ranks' mean would miss: rank 0 has one anchor with a positive, rank 1 two.
-    assert abs(sum(value / factor for (value, _), factor in zip(ranks, (2 / 3, 4 / 3))) / 2 - loss.item()) > 1e-3
+    assert abs(sum(value / factor for (value, _), factor in zip(weighted, (2 / 3, 4 / 3))) / 2 - loss.item()) > 1e-3

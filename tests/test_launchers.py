@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from sentence_transformers import SentenceTransformer
 
+from st_contrastive.cli import main as cli_main
 from st_contrastive.data_dir import data_file
 
 # Real process groups and launchers: in `make test`, left out of `make test-fast`.
@@ -87,7 +88,7 @@ def test_chain_under_torchrun_trains_every_stage_on_both_ranks(tmp_path, tiny_ml
     output = tmp_path / "chain"
     done = _launch([str(BIN / "torchrun"), "--standalone", "--nproc_per_node", "2"], [
         "chain", "--model", tiny_mlm_dir, "--declutr-steps", "2", "--supcon-steps", "2", "--eval-tasks", "stsb-test",
-        "--output", str(output), "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "8",
+        "--eval-max-rows", "100", "--output", str(output), "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "8",
         "--batch-size", "2", "--max-span-length", "32", "--min-span-length", "8", "--save-steps", "2"], tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     chain = json.loads((output / "chain.json").read_text())
@@ -105,9 +106,11 @@ def test_chain_under_torchrun_trains_every_stage_on_both_ranks(tmp_path, tiny_ml
 
 
 @pytest.mark.skipif(shutil.which("accelerate", path=str(BIN)) is None, reason="accelerate's launcher is not installed")
-def test_supcon_sweep_under_accelerate_launch_then_resumed_in_one_process(tmp_path, tiny_mlm_dir):
-    """A sweep's variants train on both ranks; run again without a launcher, it reuses them (rank 0 wrote them). The
-    variants are supcon command runs, so this is also the supcon command under accelerate launch."""
+def test_supcon_sweep_under_accelerate_launch_then_resumed_in_one_process(tmp_path, tiny_mlm_dir, monkeypatch,
+                                                                          capsys):
+    """A sweep's variants train on both ranks; run again without a launcher (here, in this process), it reuses them
+    (rank 0 wrote them). The variants are supcon command runs, so this is also the supcon command under accelerate
+    launch."""
     output = tmp_path / "sweep"
     sweep = ["supcon-sweep", "--model", tiny_mlm_dir, "--output", str(output), "--supcon-weight", "0", "0.5",
              "--candidates", "allpalln", "--dataset", "snli-dev", "--max-rows", "48", "--batch-size", "12",
@@ -119,6 +122,7 @@ def test_supcon_sweep_under_accelerate_launch_then_resumed_in_one_process(tmp_pa
         results = _check(done, output / variant, world_size=2, runs=2)
         assert results["train"]["loss"]["gather_across_devices"] is True
     assert done.stdout.count("| variant |") == 1  # rank 0 alone wrote and printed the table
-    again = _launch([sys.executable], sweep, tmp_path)
-    assert again.returncode == 0, again.stderr[-3000:]
-    assert again.stdout.count("reusing") == 2
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    cli_main(sweep)
+    assert capsys.readouterr().out.count("reusing") == 2

@@ -126,29 +126,21 @@ def _gradients(model, loss) -> dict[str, torch.Tensor]:
     return {name: p.grad.clone() for name, p in named.items() if p.grad is not None}
 
 
-def _rank_without_context(rank, init_file, results):
-    import torch.distributed as dist
-
-    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=len(RANK_ROWS))
+def _rank_without_context(rank):
     model, loss, sentences = _handmade_model_and_loss(gather=True)
     rows = RANK_ROWS[rank]
     value = loss([model[0].features(sentences[rows])], LONELY_POSITIONS[rows])
     value.backward()
-    results[rank] = {"loss": value.item(), "grads": _gradients(model, loss)}
-    dist.destroy_process_group()
+    return {"loss": value.item(), "grads": _gradients(model, loss)}
 
 
 @pytest.mark.distributed
-def test_a_rank_without_context_trains_on_and_the_global_mean_stays_exact(tmp_path):
-    import torch.multiprocessing as mp
-
-    results = mp.Manager().dict()
-    mp.spawn(_rank_without_context, args=(str(tmp_path / "gloo-init"), results), nprocs=len(RANK_ROWS), join=True)
+def test_a_rank_without_context_trains_on_and_the_global_mean_stays_exact(two_ranks):
+    ranks = two_ranks.run(_rank_without_context)
     model, loss, sentences = _handmade_model_and_loss(gather=False)
     value = loss([model[0].features(sentences)], LONELY_POSITIONS)  # one process: the lone sentence drops out
     value.backward()
     expected = _gradients(model, loss)
-    ranks = [results[r] for r in range(len(RANK_ROWS))]
     assert ranks[1]["loss"] == 0.0
     # DDP averages the ranks' gradients (ContrastiveTrainer does for W): the average is the one-process gradient.
     assert sum(r["loss"] for r in ranks) / 2 == pytest.approx(value.item(), rel=1e-5)

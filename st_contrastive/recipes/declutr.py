@@ -241,7 +241,9 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
         model, temperature=config.temperature, contrastive_weight=config.contrastive_weight,
         mlm_weight=config.mlm_weight, gather_across_devices=is_distributed(), **cache)
     collator = DeCLUTRDataCollator(model.tokenizer, sampler, mlm_probability=mlm_probability, seed=config.training.seed)
-    evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
+    # The curve reads the rows the final scores read: --eval-max-rows caps both.
+    evaluator = (sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size, max_rows=config.eval_max_rows)
+                 if config.training.eval_steps else None)
     with_matryoshka(model, loss, config)  # sizes the model does not have stop here, before any evaluation
 
     before = evaluate_base(model, config)

@@ -123,7 +123,9 @@ def train_simcse(config: SimCSEConfig) -> dict:
 
     before = evaluate_base(model, config)
     loss = MultipleNegativesRankingLoss(model, scale=1 / config.temperature, gather_across_devices=is_distributed())
-    evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
+    # The curve reads the rows the final scores read: --eval-max-rows caps both.
+    evaluator = (sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size, max_rows=config.eval_max_rows)
+                 if config.training.eval_steps else None)
     # Sentences are cut to max_seq_length for training only (the paper's 32 tokens); evaluation and the saved
     # checkpoint keep the model's own limit.
     model_limit, model.max_seq_length = model.max_seq_length, min(config.max_seq_length, model.max_seq_length)
