@@ -25,13 +25,23 @@ import pytest
 from st_contrastive.data_dir import data_file
 
 
-def pytest_collection_modifyitems(items) -> None:
-    """Under ``--dist loadgroup`` (setup.cfg), a file's tests stay on one pytest-xdist worker, so its module
-    fixtures are built once; and the files with a test that asks for ``two_ranks`` share one worker, so the session
-    starts one pair of ranks, not one per worker."""
-    with_ranks = {item.path for item in items if "two_ranks" in item.fixturenames}
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group("two-ranks" if item.path in with_ranks else item.path.name))
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` (setup.cfg) keeps a file's tests on one pytest-xdist worker, so its module fixtures are
+    built once; here the files that use the session's pair of DDP ranks (``two_ranks``) also share one worker, so
+    the session starts one pair, not one per worker. (pytest-xdist's loadgroup would say it with marks, but it
+    names the group through ``Item._nodeid``, which pytest 9 no longer reads.)"""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    with_ranks = {path.name for path in Path(__file__).parent.glob("test_*.py") if "two_ranks" in path.read_text()}
+
+    class FilesAndTheirRanks(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            file = super()._split_scope(nodeid)
+            return "two-ranks" if Path(file).name in with_ranks else file
+
+    return FilesAndTheirRanks(config, log)
 
 
 @pytest.fixture(scope="session")
