@@ -1,8 +1,9 @@
 """Runs the tests that start real process groups and launchers many times in a row, and counts the failures.
 
 A flaky distributed test is a defect to find at its cause; this is how its rate is measured, before and after a
-fix. Each round is one pytest run of the launcher, DDP-equivalence and process-group tests; `--load` keeps every
-core busy with a spinning process meanwhile, the contention under which exit-time races show.
+fix. Each round is one pytest run of every test marked `distributed` (launchers, DDP equivalence, process groups,
+the checks on the session's pair of ranks); `--load` keeps every core busy with a spinning process meanwhile, the
+contention under which exit-time races show.
 
     .venv/bin/python tests/repeat_distributed.py --rounds 20 [--load] [--log-dir runs/repeat-distributed]
 
@@ -19,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-TESTS = ["tests/test_launchers.py", "tests/test_ddp_equivalence.py", "tests/test_distributed.py"]
+TESTS = ["-m", "distributed", "tests"]
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -33,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--load", action="store_true", help="one spinning process per core while the tests run")
     parser.add_argument("--log-dir", default="runs/repeat-distributed")
-    parser.add_argument("tests", nargs="*", default=TESTS, help="pytest node ids (default: %(default)s)")
+    parser.add_argument("tests", nargs="*", default=TESTS, help="pytest arguments (default: %(default)s)")
     args = parser.parse_args(argv)
     log_dir = Path(args.log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)

@@ -1,8 +1,8 @@
 """Two DDP ranks (gloo, CPU) with B/2 rows each train exactly what one process with B rows trains, through the
 real trainer: the same logged losses and the same parameters after several steps, for DeCLUTR (NT-Xent + MLM),
 SupCon + CE on NLI and the multi-view context loss, with the loss-owned heads (MLM head, classifier, bilinear W)
-identical on both ranks; and two ranks running GradCache (the cached DeCLUTR and NLI losses) train what one process
-trains with the plain loss."""
+identical on both ranks; two ranks running GradCache (the cached DeCLUTR and NLI losses) train what one process
+trains with the plain loss; and DeCLUTR inside MatryoshkaLoss trains on two ranks what it trains in one process."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ import torch
 pytestmark = pytest.mark.distributed
 
 # Documents; NLI rows (SNLI premises come in groups of 3); consecutive sentences (two blocks of 8).
-GLOBAL_BATCH = {"declutr": 4, "nli": 12, "multiview": 16, "declutr-cached": 4, "nli-cached": 12}
+GLOBAL_BATCH = {"declutr": 4, "nli": 12, "multiview": 16, "declutr-cached": 4, "nli-cached": 12,
+                "declutr-matryoshka": 4}
 OBJECTIVES = list(GLOBAL_BATCH)
 STEPS = 3
 # Float32 sums taken in another order (two ranks, all-reduce) differ in the last bits; this bounds their drift.
@@ -83,7 +84,9 @@ def _setup(objective: str, source: str, world_size: int):
 
     # "-cached": the two ranks run GradCache (2 spans / rows at a time) against the plain loss in one process.
     cached = {"mini_batch_size": 2} if objective.endswith("-cached") and world_size > 1 else None
-    objective = objective.removesuffix("-cached")
+    # "-matryoshka": the loss inside sentence-transformers' MatryoshkaLoss (the full 32 dimensions and 16).
+    matryoshka = objective.endswith("-matryoshka")
+    objective = objective.removesuffix("-cached").removesuffix("-matryoshka")
     torch.manual_seed(0)
     model = SentenceTransformer(modules=[Transformer(model_dir, max_seq_length=64), Pooling(32)], device="cpu")
     for module in model.modules():
@@ -95,6 +98,10 @@ def _setup(objective: str, source: str, world_size: int):
                                           model.tokenizer, sampler)
         loss = (CachedDeCLUTRLoss(model, gather_across_devices=True, **cached) if cached
                 else DeCLUTRLoss(model, gather_across_devices=True))
+        if matryoshka:
+            from sentence_transformers.sentence_transformer.losses import MatryoshkaLoss
+
+            loss = MatryoshkaLoss(model, loss, [32, 16])
         return model, dataset, loss, DeCLUTRDataCollator(model.tokenizer, sampler), None
     dataset = load_nli("snli-dev", max_rows=GLOBAL_BATCH["nli"] * STEPS)
     loss = (CachedNLISupConLoss(model, supcon_weight=0.5, gather_across_devices=True, **cached) if cached

@@ -32,11 +32,19 @@ def test_save_and_load_round_trip(tmp_path, head):
     head.save(str(tmp_path / "head"))
     config = json.loads((tmp_path / "head" / "config.json").read_text())
     assert config == {"embedding_dimension": 8, "labels": head.labels} | (
-        {"hidden_size": head.hidden_size} if isinstance(head, NLIClassifier) else {})
+        {"hidden_size": head.hidden_size, "normalize": False} if isinstance(head, NLIClassifier) else {})
     reloaded = type(head).load(str(tmp_path / "head"))
     assert reloaded.labels == head.labels
     for key, value in head.state_dict().items():
         assert torch.equal(reloaded.state_dict()[key], value)
+
+
+def test_a_head_saved_before_normalize_existed_loads_without_it(tmp_path):
+    NLIClassifier(8).save(str(tmp_path / "head"))
+    config = json.loads((tmp_path / "head" / "config.json").read_text())
+    del config["normalize"]
+    (tmp_path / "head" / "config.json").write_text(json.dumps(config))
+    assert NLIClassifier.load(str(tmp_path / "head")).normalize is False
 
 
 def test_nli_classifier_features_are_u_v_abs_difference():

@@ -129,6 +129,23 @@ def test_nli_supcon_at_each_dimension_with_the_head_at_full_size(tiny_model):
         assert ours["cross_entropy"] == pytest.approx(loss(features, labels)["cross_entropy"].item(), abs=1e-5)
 
 
+def test_nli_supcon_with_a_head_per_size_trains_each_head_at_its_size(tiny_model):
+    from st_contrastive.models import NLIClassifier
+
+    tiny_model.eval()
+    features = [tiny_model.tokenize([r[0] for r in NLI]), tiny_model.tokenize([r[1] for r in NLI])]
+    labels = torch.tensor([r[2] for r in NLI])
+    torch.manual_seed(0)
+    loss = NLISupConLoss(tiny_model, supcon_weight=0.5, size_classifiers={16: NLIClassifier(16), 8: NLIClassifier(8)})
+    ours, expected = wrapped(tiny_model, loss, features, labels), by_hand(tiny_model, loss, features, labels)
+    assert ours == pytest.approx(expected, abs=1e-5)  # by hand: each size's CE read by that size's head
+    with truncated(tiny_model, 32):
+        full_only = loss(features, labels)["cross_entropy"].item()
+    assert ours["cross_entropy"] > full_only + 1e-3  # the two smaller heads add their CE
+    MatryoshkaLoss(tiny_model, loss, DIMS)([dict(f) for f in features], labels).total().backward()
+    assert all(head.linear.weight.grad is not None for head in loss.size_classifiers.values())
+
+
 def test_scale_at_each_dimension_over_the_same_dropout_views(tiny_model):
     tiny_model.train()
     texts = ["who wrote it ?", "where is it ?", "who sang it ?", "where was he ?", "how far is it ?"]
@@ -147,8 +164,74 @@ def test_supcon_inside_adaptive_layer_and_2d_matryoshka(tiny_model):
         assert torch.isfinite(modifier([dict(f) for f in features], labels))
 
 
-@pytest.mark.parametrize("make", [DeCLUTRLoss, NLISupConLoss, lambda m: SCALeLoss(m, num_labels=3)])
-def test_losses_that_copy_their_inputs_refuse_the_layer_modifiers_in_one_line(tiny_model, make):
+def up_to_layer(model, layer: int):
+    """A copy of the model whose encoder stops after ``layer`` layers (0: the embedding layer's output): its
+    embedding is what AdaptiveLayerLoss pools from that layer's cached output."""
+    import copy
+
+    shallow = copy.deepcopy(model)
+    shallow[0].auto_model.encoder.layer = shallow[0].auto_model.encoder.layer[:layer]
+    return shallow
+
+
+LAYER_LOSSES = {
+    "declutr": lambda m: DeCLUTRLoss(m),
+    "nli-supcon": lambda m: NLISupConLoss(m, supcon_weight=0.5),
+    "scale": lambda m: SCALeLoss(m, num_labels=3, supcon_weight=0.5, dropout_rates=(0.0, 0.0)),
+}
+
+
+def layer_batch(model, name):
+    if name == "declutr":
+        return declutr_batch(model), None
+    if name == "nli-supcon":
+        return [model.tokenize([r[0] for r in NLI]), model.tokenize([r[1] for r in NLI])], torch.tensor([r[2] for r in NLI])
+    texts = ["who wrote it ?", "where is it ?", "who sang it ?", "where was he ?", "how far is it ?"]
+    return [model.tokenize(texts)], torch.tensor([0, 1, 0, 1, 2])
+
+
+@pytest.mark.parametrize("name", list(LAYER_LOSSES))
+def test_adaptive_layer_equals_the_loss_of_each_shallower_encoder(tiny_model, name):
+    """Every layer, no KL term: the final layer's loss (all terms) plus the mean over the earlier layers of the loss
+    computed on an encoder cut after that layer, by hand; MLM and the heads' CE count once, at the last layer. SCALe
+    runs two dropout views (rate 0: the same encoder twice), each with its own copy of the inputs."""
+    make = LAYER_LOSSES[name]
+    tiny_model.train() if name == "scale" else tiny_model.eval()
+    features, labels = layer_batch(tiny_model, name)
+    loss = make(tiny_model)
+    modifier = AdaptiveLayerLoss(tiny_model, loss, n_layers_per_step=-1, kl_temperature=0.0)
+    ours = {k: v.item() for k, v in modifier([dict(f) for f in features], labels).items()}
+    expected = {k: v.item() for k, v in loss([dict(f) for f in features], labels).items()}
+    layers = len(tiny_model[0].auto_model.encoder.layer)  # layers 0 .. layers-1 before the last
+    for layer in range(layers):
+        shallow = up_to_layer(tiny_model, layer)
+        shallow.train(tiny_model.training)
+        # The same loss on the shallower encoder; its own MLM or CE term (a new head) is not one the modifier adds.
+        for term, value in make(shallow)([dict(f) for f in features], labels).items():
+            if term in ("contrastive", "supcon"):
+                expected[term] += value.item() / layers
+    assert ours == pytest.approx(expected, abs=1e-5)
+
+
+@pytest.mark.parametrize("name", list(LAYER_LOSSES))
+def test_each_loss_trains_inside_2d_matryoshka_with_its_terms_logged(tiny_model, name):
+    """Every size at each step (n_dims_per_step=-1): the full size is among them, so MLM and the head's CE train."""
+    make = LAYER_LOSSES[name]
+    tiny_model.train()
+    features, labels = layer_batch(tiny_model, name)
+    loss = make(tiny_model)
+    out = Matryoshka2dLoss(tiny_model, loss, DIMS, n_layers_per_step=1, n_dims_per_step=-1)([dict(f) for f in features],
+                                                                                          labels)
+    assert set(out) >= ({"contrastive", "mlm"} if name == "declutr" else {"supcon", "cross_entropy"})
+    out.total().backward()
+    assert all(torch.isfinite(v) for v in out.values())
+    assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in tiny_model.parameters())
+
+
+@pytest.mark.parametrize("make", [lambda m: CachedDeCLUTRLoss(m, mini_batch_size=2),
+                                  lambda m: __import__("st_contrastive.losses").losses.CachedNLISupConLoss(
+                                      m, mini_batch_size=2)])
+def test_cached_losses_refuse_the_layer_modifiers_in_one_line(tiny_model, make):
     loss = make(tiny_model)
     features = [tiny_model.tokenize(["who is it ?", "where is it ?"]), tiny_model.tokenize(["a", "b"])]
     with pytest.raises(ValueError, match=f"{type(loss).__name__} does not work inside AdaptiveLayerLoss or "
@@ -179,6 +262,18 @@ def test_a_wrapped_loss_trains_and_reloads_with_truncate_dim(tiny_model, tmp_pat
     assert torch.allclose(torch.as_tensor(embeddings), torch.as_tensor(full[:, :8]), atol=1e-5)
 
 
+def test_a_loss_inside_adaptive_layer_trains_through_the_trainer_with_every_term_logged(tiny_model, tmp_path):
+    texts = [f"sentence number {i} about topic {i % 3}" for i in range(24)]
+    dataset = Dataset.from_dict({"text": texts, "label": [i % 3 for i in range(24)]})
+    loss = AdaptiveLayerLoss(tiny_model, SCALeLoss(tiny_model, num_labels=3, dropout_rates=(0.0, 0.1)))
+    before = tiny_model.encode(texts[:2])
+    result = train(tiny_model, loss, dataset, TrainSettings(output_dir=str(tmp_path / "out"), batch_size=8,
+                                                              max_steps=2))
+    logged = [row for row in result.log_history if "loss" in row]
+    assert logged and {"supcon", "cross_entropy", MODIFIER_TERM} <= set(logged[-1])  # KL between layers: "modifier"
+    assert not torch.allclose(torch.as_tensor(tiny_model.encode(texts[:2])), torch.as_tensor(before))
+
+
 def test_declutr_command_with_matryoshka_dims_scores_and_publishes_each_size(tmp_path, tiny_mlm_dir, capsys):
     from huggingface_hub import ModelCard
     from scipy.stats import spearmanr
@@ -205,6 +300,23 @@ def test_declutr_command_with_matryoshka_dims_scores_and_publishes_each_size(tmp
     assert "Truncated to 16 dimensions:" in capsys.readouterr().out
     entries = [(r.dataset_name, r.dataset_config) for r in ModelCard.load(output / "README.md").data.eval_results]
     assert entries == [("stsb-dev", None), ("stsb-dev (16 dimensions)", "truncate_dim=16")]
+
+
+def test_supcon_command_saves_a_head_per_size_that_reads_what_it_trained_on(tmp_path, tiny_mlm_dir):
+    from st_contrastive.cli import main as cli_main
+    from st_contrastive.models import load_nli_classifier
+
+    output = tmp_path / "run"
+    cli_main(["supcon", "--model", tiny_mlm_dir, "--dataset", "snli-dev", "--max-rows", "48", "--batch-size", "12",
+              "--max-steps", "2", "--eval-tasks", "--matryoshka-dims", "32", "16", "--matryoshka-heads", "per-size",
+              "--output", str(output)])
+    full, at_16 = load_nli_classifier(output / "nli_head"), load_nli_classifier(output / "nli_head-16")
+    assert (full.embedding_dimension, at_16.embedding_dimension) == (32, 16)
+    # Trained on MatryoshkaLoss's unit vectors, each head normalizes what it reads: the scale of its input is moot.
+    assert full.normalize and at_16.normalize
+    u, v = torch.randn(3, 16), torch.randn(3, 16)
+    assert torch.allclose(at_16(u, v), at_16(5 * u, 0.5 * v), atol=1e-5)
+    assert json.loads((output / "results.json").read_text())["config"]["matryoshka_heads"] == "per-size"
 
 
 def test_a_size_above_the_models_is_named_before_any_evaluation(tmp_path, tiny_mlm_dir, capsys):

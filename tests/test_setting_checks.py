@@ -93,6 +93,8 @@ COMMAND_RULES = {
         (["--mini-batch-size", "-1"], "--mini-batch-size -1: must be at least 0"),
         (["--eval-batch-size", "0"], "--eval-batch-size 0: must be at least 1"),
         (["--eval-max-rows", "0"], "--eval-max-rows 0: must be at least 1"),
+        (["--matryoshka-dims", "384", "0"], "--matryoshka-dims 0: must be at least 1"),
+        (["--matryoshka-heads", "per-size"], "--matryoshka-heads per-size: needs --matryoshka-dims"),
     ],
     "multiview": [
         (["--views", "dep,tree"], "--views dep,tree: two of seq, dep, const"),

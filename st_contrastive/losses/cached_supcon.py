@@ -14,6 +14,7 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.losses import CachedLossMixin
 
 from st_contrastive.losses.contrastive_core import Similarity
+from st_contrastive.losses.loss_components import refuse_layer_modifiers
 from st_contrastive.losses.nli_supcon import NLISupConLoss, premise_groups
 from st_contrastive.losses.supcon import SupConLoss
 from st_contrastive.models.heads.nli_classifier import NLIClassifier
@@ -82,6 +83,7 @@ class CachedSupConLoss(CachedLossMixin, SupConLoss):
         self.mini_batch_size = mini_batch_size
 
     def forward(self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor) -> torch.Tensor:
+        refuse_layer_modifiers(self)
         return self.forward_cached(sentence_features, labels)
 
     def calculate_loss(self, reps, labels=None, *, with_backward: bool = False) -> torch.Tensor:
@@ -107,6 +109,7 @@ class CachedNLISupConLoss(CachedLossMixin, NLISupConLoss):
         gather_across_devices: bool = False,
         seed: int = 0,
         mini_batch_size: int = 32,
+        size_classifiers: dict[int, NLIClassifier] | None = None,
     ) -> None:
         """:class:`NLISupConLoss` with GradCache: any batch of NLI pairs in the memory of ``mini_batch_size``.
 
@@ -126,6 +129,8 @@ class CachedNLISupConLoss(CachedLossMixin, NLISupConLoss):
                 False.
             seed (int): Seed of the random choice of ``k`` positives or negatives.
             mini_batch_size (int): Sentences embedded at once. Defaults to 32.
+            size_classifiers (dict[int, NLIClassifier] | None): A head per truncated size inside ``MatryoshkaLoss``
+                (see :class:`NLISupConLoss`).
 
         References:
             - Liao, Sentence Embeddings using Supervised Contrastive Learning, 2021: https://arxiv.org/abs/2106.04791
@@ -173,11 +178,12 @@ class CachedNLISupConLoss(CachedLossMixin, NLISupConLoss):
         if mini_batch_size < 1:
             raise ValueError(f"mini_batch_size must be at least 1, not {mini_batch_size}")
         NLISupConLoss.__init__(self, model, classifier, supcon_weight, temperature, positives, negatives, similarity,
-                               entailment_label, gather_across_devices, seed)
+                               entailment_label, gather_across_devices, seed, size_classifiers)
         self.mini_batch_size = mini_batch_size
         self._group = None
 
     def forward(self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None):
+        refuse_layer_modifiers(self)
         sentence_features = [dict(features) for features in sentence_features]
         text_group = sentence_features[0].pop("group", None)
         if labels is None:  # evaluation with LabelAccuracyEvaluator: embeddings and logits, nothing to cache

@@ -12,7 +12,7 @@ from torch import nn
 
 from st_contrastive.data.masking import IGNORE_INDEX, mask_tokens
 from st_contrastive.losses.contrastive_core import global_mean_factor
-from st_contrastive.losses.loss_components import LossComponents, reduced_by_a_modifier, refuse_layer_modifiers
+from st_contrastive.losses.loss_components import LossComponents, reduced_by_a_modifier, same_for_every_layer
 from st_contrastive.losses.nt_xent import nt_xent
 from st_contrastive.models.heads.masked_lm_head import MaskedLMHead
 
@@ -118,9 +118,10 @@ class DeCLUTRLoss(nn.Module):
             self.mlm_head = MaskedLMHead(model[0].auto_model)
 
     def forward(self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
-        refuse_layer_modifiers(self)
         anchor_features, *positive_inputs = sentence_features
-        anchor_features, mlm_labels = self._anchor_inputs(anchor_features)
+        # Under AdaptiveLayerLoss the model reads the same copy at every layer's call (the layers cached in it).
+        anchor_features, mlm_labels = same_for_every_layer(self, [anchor_features, *positive_inputs],
+                                                           lambda: self._anchor_inputs(anchor_features))
         anchors = self.model(anchor_features)
         # Under MatryoshkaLoss / AdaptiveLayerLoss MLM reads the same tokens at every call: counted once, at full size.
         with_mlm = self.mlm_weight > 0 and not reduced_by_a_modifier(self.model, anchors["sentence_embedding"])

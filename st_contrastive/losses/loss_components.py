@@ -65,13 +65,37 @@ def reduced_by_a_modifier(model, embeddings: torch.Tensor) -> bool:
     return getattr(getattr(module[0], "forward", None), "layer_idx", None) is not None
 
 
+def under_a_layer_modifier(model) -> bool:
+    """Whether ``AdaptiveLayerLoss`` (or ``Matryoshka2dLoss``, built on it) is running: it replaces the encoder's
+    forward with a decorator that has a ``layer_idx``."""
+    module = getattr(model, "module", model)  # under DDP the trainer hands the loss the wrapper
+    return hasattr(getattr(module[0], "forward", None), "layer_idx")
+
+
+def same_for_every_layer(loss, batch: list, make):
+    """``make()``, the inputs a loss hands its model for ``batch`` (copies without its own columns, one per dropout
+    view), made once per batch while a layer modifier runs, and made anew at every call otherwise.
+
+    ``AdaptiveLayerLoss`` runs the model once, which leaves each layer's output in the feature dicts the model
+    received, then calls the loss again per earlier layer and reads those dicts back. A loss that gives the model
+    copies (to take out MLM labels or premise groups, or to run a dict once per dropout rate) must give it the same
+    copies at each of those calls; the batch's own dicts, compared by identity, say when a new step begins. Only the
+    last batch is kept."""
+    if not under_a_layer_modifier(loss.model):
+        loss.__dict__.pop("_layer_inputs", None)
+        return make()
+    kept = loss.__dict__.get("_layer_inputs")
+    if kept is None or len(kept[0]) != len(batch) or any(a is not b for a, b in zip(kept[0], batch)):
+        kept = loss.__dict__["_layer_inputs"] = (list(batch), make())
+    return kept[1]
+
+
 def refuse_layer_modifiers(loss) -> None:
-    """``AdaptiveLayerLoss`` (and ``Matryoshka2dLoss``, built on it) hands each layer's embeddings from one call of
-    the loss to the next through the feature dicts the model received. A loss that gives the model copies of its
-    inputs (to take its own columns out: MLM labels, premise groups, dropout views) breaks that hand-over, so it
-    refuses those modifiers in one line instead of failing inside them. MatryoshkaLoss works with every loss."""
-    module = getattr(loss.model, "module", loss.model)
-    if hasattr(getattr(module[0], "forward", None), "layer_idx"):
+    """``AdaptiveLayerLoss`` (and ``Matryoshka2dLoss``) calls the loss once per layer and back-propagates their sum;
+    a cached loss back-propagates mini-batch by mini-batch from a hook of its own, which those calls cannot follow
+    (sentence-transformers' own cached losses are not compatible with them either). Refused in one line instead of
+    failing inside them; MatryoshkaLoss works with the cached losses."""
+    if under_a_layer_modifier(loss.model):
         raise ValueError(f"{type(loss).__name__} does not work inside AdaptiveLayerLoss or Matryoshka2dLoss (it "
-                         "hands the model copies of its inputs, which those modifiers cannot follow); use "
-                         "MatryoshkaLoss, or SupConLoss inside them")
+                         "back-propagates mini-batch by mini-batch, which those modifiers cannot follow, like "
+                         "sentence-transformers' cached losses); use MatryoshkaLoss, or the loss without its cache")

@@ -21,7 +21,7 @@ from st_contrastive.losses.contrastive_core import (
     similarity_matrix,
     supcon,
 )
-from st_contrastive.losses.loss_components import LossComponents, reduced_by_a_modifier, refuse_layer_modifiers
+from st_contrastive.losses.loss_components import LossComponents, reduced_by_a_modifier, same_for_every_layer
 from st_contrastive.models.heads.nli_classifier import NLIClassifier
 
 logger = logging.getLogger(__name__)
@@ -40,6 +40,7 @@ class NLISupConLoss(nn.Module):
         entailment_label: int = 0,
         gather_across_devices: bool = False,
         seed: int = 0,
+        size_classifiers: dict[int, NLIClassifier] | None = None,
     ) -> None:
         """Cross-entropy of a softmax head over ``(u, v, |u−v|)`` plus premise-anchored supervised contrastive loss.
 
@@ -68,6 +69,9 @@ class NLISupConLoss(nn.Module):
                 rank's means by its share of the rows and anchors, so that DDP trains the loss of the global batch.
                 Defaults to False.
             seed (int): Seed of the random choice of ``k`` positives or negatives.
+            size_classifiers (dict[int, NLIClassifier] | None): Inside ``MatryoshkaLoss``, a head of its own for
+                each truncated size (``{128: NLIClassifier(128), ...}``), trained with the CE term at that size.
+                Without one (the default) a truncated size trains SupCon only, and CE is counted once, at full size.
 
         References:
             - Liao, Sentence Embeddings using Supervised Contrastive Learning, 2021: https://arxiv.org/abs/2106.04791
@@ -126,6 +130,7 @@ class NLISupConLoss(nn.Module):
             raise ValueError(f"supcon_weight (λ) must be in [0, 1], not {supcon_weight}")
         self.model = model
         self.classifier = classifier or NLIClassifier(model.get_embedding_dimension()).to(model.device)
+        self.size_classifiers = nn.ModuleDict({str(dim): head for dim, head in (size_classifiers or {}).items()})
         self.supcon_weight = supcon_weight
         self.temperature = temperature
         self.positives = positives
@@ -151,24 +156,32 @@ class NLISupConLoss(nn.Module):
     def forward(
         self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None
     ) -> dict[str, torch.Tensor] | tuple[list[torch.Tensor], torch.Tensor]:
-        refuse_layer_modifiers(self)
-        sentence_features = [dict(features) for features in sentence_features]
-        text_group = sentence_features[0].pop("group", None)  # from PremiseGroupDataCollator: premise text ids
+        sentence_features = list(sentence_features)
+        sentence_features, text_group = same_for_every_layer(self, sentence_features,
+                                                             lambda: self._model_inputs(sentence_features))
         premises, hypotheses = embed_columns(self.model, sentence_features)
         if labels is None:
             return [premises, hypotheses], self.classifier(premises, hypotheses)
         group = text_group if text_group is not None else premise_groups(sentence_features[0]["input_ids"])
         return self.terms(premises, hypotheses, group, labels)
 
+    @staticmethod
+    def _model_inputs(sentence_features) -> tuple[list[dict[str, torch.Tensor]], torch.Tensor | None]:
+        """Copies of the columns for the model, and the premise text ids that PremiseGroupDataCollator adds (taken out
+        of the copies: the model does not read them)."""
+        copies = [dict(features) for features in sentence_features]
+        return copies, copies[0].pop("group", None)
+
     def terms(self, premises: torch.Tensor, hypotheses: torch.Tensor, group: torch.Tensor, labels: torch.Tensor) -> dict[str, torch.Tensor]:
         """``{"cross_entropy": (1−λ)·CE, "supcon": λ·SupCon}`` of the batch's embeddings (the active terms). Under a
-        loss modifier's truncated (or earlier-layer) embeddings only SupCon: the head reads the full embedding."""
+        loss modifier's truncated (or earlier-layer) embeddings CE only where a head reads them (:meth:`head_for`)."""
         if (labels < 0).any() or (labels >= self.num_labels).any():
             bad = int(torch.nonzero((labels < 0) | (labels >= self.num_labels))[0])
             raise ValueError(f"batch row {bad} has label {int(labels[bad])}; expected 0..{self.num_labels - 1}")
         losses = LossComponents()
-        if not reduced_by_a_modifier(self.model, premises):
-            logits = self.classifier(premises, hypotheses)
+        head = self.head_for(premises)
+        if head is not None:
+            logits = head(premises, hypotheses)
             # Premise groups are never split, so ranks may hold different numbers of rows: weight each rank's means
             # by its share (global_mean_factor) so that DDP trains the loss of the global batch.
             share = global_mean_factor(len(labels), labels.device, gather_across_devices=self.gather_across_devices)
@@ -176,6 +189,16 @@ class NLISupConLoss(nn.Module):
         if self.supcon_weight > 0:
             losses["supcon"] = self.supcon_weight * self.premise_supcon(premises, hypotheses, group, labels)
         return losses
+
+    def head_for(self, embeddings: torch.Tensor) -> NLIClassifier | None:
+        """The head that reads these embeddings: the classifier at full size, a size's own head under
+        ``MatryoshkaLoss`` (if given), none for a truncated size without one or an earlier layer."""
+        if not reduced_by_a_modifier(self.model, embeddings):
+            return self.classifier
+        size = embeddings.shape[-1]
+        if size < self.classifier.embedding_dimension and str(size) in self.size_classifiers:
+            return self.size_classifiers[str(size)]
+        return None
 
     def premise_supcon(self, premises, hypotheses, group, labels) -> torch.Tensor:
         """SupCon with the first row of each premise group as the anchor and every hypothesis as a candidate."""
@@ -227,6 +250,7 @@ class NLISupConLoss(nn.Module):
     def get_config_dict(self) -> dict[str, Any]:
         return {
             "classifier": self.classifier.get_config_dict(),
+            "size_classifiers": sorted(map(int, self.size_classifiers), reverse=True),
             "supcon_weight": self.supcon_weight,
             "temperature": self.temperature,
             "positives": self.positives,

@@ -18,7 +18,7 @@ from st_contrastive.losses.contrastive_core import (
     similarity_matrix,
     supcon,
 )
-from st_contrastive.losses.loss_components import LossComponents, reduced_by_a_modifier, refuse_layer_modifiers
+from st_contrastive.losses.loss_components import LossComponents, reduced_by_a_modifier, same_for_every_layer
 from st_contrastive.models.dropout import dropout_rate
 from st_contrastive.models.heads.label_classifier import LabelClassifier
 
@@ -132,16 +132,17 @@ class SCALeLoss(nn.Module):
         if self.supcon_weight == 0:
             return [self.model(features)["sentence_embedding"]]
         rates = self.dropout_rates if self.model.training else self.dropout_rates[:1]
+        # A copy per view: the model writes its outputs into the dict it reads (and AdaptiveLayerLoss each layer's).
+        copies = same_for_every_layer(self, [features], lambda: [dict(features) for _ in rates])
         views = []
-        for rate in rates:
+        for rate, copy in zip(rates, copies):
             with dropout_rate(self.model, rate):
-                views.append(self.model(dict(features))["sentence_embedding"])
+                views.append(self.model(copy)["sentence_embedding"])
         return views
 
     def forward(
         self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None
     ) -> dict[str, torch.Tensor] | tuple[list[torch.Tensor], torch.Tensor]:
-        refuse_layer_modifiers(self)
         (features,) = sentence_features
         views = self.views(features)
         if labels is None:

@@ -67,6 +67,9 @@ class SupConNLIConfig:
     eval_batch_size: int = shared.eval_batch_size()
     eval_max_rows: int | None = shared.eval_max_rows()
     matryoshka_dims: list[int] | None = shared.matryoshka_dims()
+    matryoshka_heads: str = option("full", group=OBJECTIVE, choices=["full", "per-size"], help="with "
+                                   "--matryoshka-dims: the head's CE at full size only, or a head of its own per "
+                                   "size (saved as nli_head-<size>)")
     no_base_eval: bool = shared.no_base_eval(deprecated=("--skip-before",))
     output: str | None = shared.output(help="output folder; default runs/<name>")
     name: str | None = shared.name("default supcon-nli-<λ>-<P>p<N>n, or ce-nli for λ=0")
@@ -109,6 +112,9 @@ def check_inputs(config: SupConNLIConfig) -> Path:
     checks.at_least("--eval-max-rows", config.eval_max_rows, 1)
     for dim in config.matryoshka_dims or []:
         checks.at_least("--matryoshka-dims", dim, 1)
+    checks.choice("--matryoshka-heads", config.matryoshka_heads, ["full", "per-size"])
+    if config.matryoshka_heads == "per-size" and not config.matryoshka_dims:
+        checks.add("--matryoshka-heads", config.matryoshka_heads, "needs --matryoshka-dims (the sizes to give heads)")
     checks.call("--push-to-hub", config.push_to_hub, lambda: check_push(config.push_to_hub))
     check_training(checks, config.training)
     output = Path(config.output or Path("runs") / (config.name or run_name(config)))
@@ -144,19 +150,28 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
     model = SentenceTransformer(config.model or default_model())
     check_matryoshka_dims(model, config)
     before = evaluate_base(model, config)
-    classifier = NLIClassifier(model.get_embedding_dimension(), hidden_size=config.classifier_hidden_size)
+    full = model.get_embedding_dimension()
+    # Inside MatryoshkaLoss the heads read unit vectors (it normalizes every size): they normalize at prediction too.
+    head = {"hidden_size": config.classifier_hidden_size, "normalize": bool(config.matryoshka_dims)}
+    classifier = NLIClassifier(full, **head)
+    size_classifiers = {dim: NLIClassifier(dim, **head).to(model.device)
+                        for dim in config.matryoshka_dims or [] if dim < full and config.matryoshka_heads == "per-size"}
     cache = {"mini_batch_size": config.mini_batch_size} if config.mini_batch_size else {}
     loss = (CachedNLISupConLoss if cache else NLISupConLoss)(
         model, classifier.to(model.device), supcon_weight=config.supcon_weight, temperature=config.temperature,
         positives=config.positives, negatives=config.negatives, similarity=config.similarity,
-        seed=config.training.seed, gather_across_devices=is_distributed(), **cache)
-    evaluator = sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size) if config.training.eval_steps else None
+        seed=config.training.seed, gather_across_devices=is_distributed(), size_classifiers=size_classifiers, **cache)
+    # The curve reads the rows the final scores read: --eval-max-rows caps both.
+    evaluator = (sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size, max_rows=config.eval_max_rows)
+                 if config.training.eval_steps else None)
     config, run = train_recorded(model, with_matryoshka(model, loss, config), dataset, config, output,
                                  batch_sampler=PremiseGroupBatchSampler,
                                  data_collator=PremiseGroupDataCollator(model.preprocess), evaluator=evaluator)
     if run is None:  # another rank of a torchrun/accelerate job
         return {}
     loss.classifier.save(str(output / "nli_head"))
+    for size, head in loss.size_classifiers.items():
+        head.save(str(output / f"nli_head-{size}"))
     return write_trained_run(model, config, output, run, method="supcon-nli", before=before,
                              config_details={"pairs": len(dataset)},
                              train_details={"anchors_seen": loss.anchors_seen,

@@ -22,22 +22,28 @@ class NLIClassifier(Head):
     By default one linear layer: the classifier of sentence-transformers' ``SoftmaxLoss`` (SBERT). With
     ``hidden_size`` it has two layers (linear, ReLU, linear), the "two-layer softmax classifier" of the SupCon
     NLI paper, which does not say more of it. ``labels`` are the class names in id order (SNLI's by default).
-    Saved as a folder with ``config.json`` and ``model.safetensors`` (:meth:`save`, :meth:`load`), so a trained
+    With ``normalize`` it scales each embedding to unit length first: a head trained inside sentence-transformers'
+    MatryoshkaLoss, which hands the loss unit vectors, then reads at prediction what it read in training. Saved as a
+    folder with ``config.json`` and ``model.safetensors`` (:meth:`save`, :meth:`load`), so a trained
     head can label new pairs with the encoder.
     """
 
-    config_keys: ClassVar[list[str]] = ["embedding_dimension", "labels", "hidden_size"]
+    config_keys: ClassVar[list[str]] = ["embedding_dimension", "labels", "hidden_size", "normalize"]
 
-    def __init__(self, embedding_dimension: int, labels: Sequence[str] = NLI_LABELS, hidden_size: int | None = None):
+    def __init__(self, embedding_dimension: int, labels: Sequence[str] = NLI_LABELS, hidden_size: int | None = None,
+                 normalize: bool = False):
         super().__init__()
         self.embedding_dimension = embedding_dimension
         self.labels = list(labels)
         self.hidden_size = hidden_size
+        self.normalize = normalize
         features = 3 * embedding_dimension
         self.hidden = nn.Sequential(nn.Linear(features, hidden_size), nn.ReLU()) if hidden_size else nn.Identity()
         self.linear = nn.Linear(hidden_size or features, len(self.labels))
 
     def forward(self, premises: torch.Tensor, hypotheses: torch.Tensor) -> torch.Tensor:
+        if self.normalize:
+            premises, hypotheses = nn.functional.normalize(premises, dim=-1), nn.functional.normalize(hypotheses, dim=-1)
         features = torch.cat([premises, hypotheses, (premises - hypotheses).abs()], dim=1)
         return self.linear(self.hidden(features.to(self.linear.weight.dtype)))
 
