@@ -4,6 +4,7 @@ randomness that does not depend on workers, and bad input caught before training
 import pytest
 import torch
 from sentence_transformers import SentenceTransformer
+from sentence_transformers.sentence_transformer.losses import AdaptiveLayerLoss, MatryoshkaLoss
 from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
 from torch.utils.data import DataLoader
@@ -20,15 +21,18 @@ def documents(model, sampler, limit=12):
                                    sampler)
 
 
-def trainer_for(model, sampler, output_dir, max_steps=4, save_steps=None, resume=False, **loss_options):
+def trainer_for(model, sampler, output_dir, max_steps=4, save_steps=None, resume=False, modifier=None,
+                **loss_options):
+    """``modifier(model, loss)``: the loss inside one of sentence-transformers' loss modifiers."""
     dataset = documents(model, sampler)
+    loss = DeCLUTRLoss(model, **loss_options)
     args = SentenceTransformerTrainingArguments(
         output_dir=str(output_dir), per_device_train_batch_size=3, max_steps=max_steps, learning_rate=1e-3,
         warmup_steps=0.0, logging_steps=1, save_steps=save_steps or max_steps, report_to="none", seed=0,
         disable_tqdm=True, eval_strategy="no",
     )
     return ContrastiveTrainer(model=model, args=args, train_dataset=dataset, eval_dataset=dataset.select(range(3)),
-                              loss=DeCLUTRLoss(model, **loss_options),
+                              loss=modifier(model, loss) if modifier else loss,
                               data_collator=DeCLUTRDataCollator(model.tokenizer, sampler, seed=0))
 
 
@@ -70,18 +74,30 @@ def test_evaluation_loss_is_the_training_objective_and_fixed(tmp_path, tiny_mode
     assert trainer.get_eval_dataloader().collate_fn.evaluation
 
 
-def test_resume_continues_exactly_as_the_uninterrupted_run(tmp_path, tiny_mlm_dir):
+MODIFIERS = {
+    "alone": None,
+    "matryoshka": lambda model, loss: MatryoshkaLoss(model, loss, [32, 16]),
+    # One earlier layer drawn per step with Python's random: the checkpoint's RNG state must bring the same draws back.
+    "adaptive-layer": lambda model, loss: AdaptiveLayerLoss(model, loss, n_layers_per_step=1),
+}
+
+
+@pytest.mark.parametrize("modifier", list(MODIFIERS))
+def test_resume_continues_exactly_as_the_uninterrupted_run(tmp_path, tiny_mlm_dir, modifier):
+    modifier = MODIFIERS[modifier]
+
     def fresh_model():
         torch.manual_seed(0)
         transformer = Transformer(tiny_mlm_dir, max_seq_length=128)
         return SentenceTransformer(modules=[transformer, Pooling(32, pooling_mode="mean")], device="cpu")
 
     sampler = SpanSampler(num_anchors=2, num_positives=2, min_length=8, max_length=48)
-    straight = trainer_for(fresh_model(), sampler, tmp_path / "straight", max_steps=6)
+    straight = trainer_for(fresh_model(), sampler, tmp_path / "straight", max_steps=6, modifier=modifier)
     straight.train()
-    interrupted = trainer_for(fresh_model(), sampler, tmp_path / "interrupted", max_steps=6, save_steps=3)
+    interrupted = trainer_for(fresh_model(), sampler, tmp_path / "interrupted", max_steps=6, save_steps=3,
+                              modifier=modifier)
     interrupted.train()  # writes checkpoint-3 on the way
-    resumed = trainer_for(fresh_model(), sampler, tmp_path / "resumed", max_steps=6)
+    resumed = trainer_for(fresh_model(), sampler, tmp_path / "resumed", max_steps=6, modifier=modifier)
     resumed.train(resume_from_checkpoint=str(tmp_path / "interrupted" / "checkpoint-3"))
     for key, value in straight.model.state_dict().items():
         assert torch.equal(resumed.model.state_dict()[key], value), key
