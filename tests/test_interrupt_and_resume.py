@@ -33,6 +33,9 @@ def supcon_argv(model: str, output: str) -> list[str]:
 # outside once a step showed, it raced the run: under load the 60 steps could end before it arrived (exit 0).
 _INTERRUPTED_AT_STEP_5 = """
 import os, signal, sys
+# As at a terminal: a process started in the background by a shell without job control inherits SIGINT ignored
+# (as CI may start this suite), and the command then rightly leaves Ctrl-C alone.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from transformers import TrainerCallback
 from st_contrastive.training import trainer
 
