@@ -184,8 +184,7 @@ class CachedNLISupConLoss(CachedLossMixin, NLISupConLoss):
 
     def forward(self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None):
         refuse_layer_modifiers(self)
-        sentence_features = [dict(features) for features in sentence_features]
-        text_group = sentence_features[0].pop("group", None)
+        sentence_features, text_group = self._model_inputs(sentence_features)
         if labels is None:  # evaluation with LabelAccuracyEvaluator: embeddings and logits, nothing to cache
             return NLISupConLoss.forward(self, sentence_features, labels)
         self._group = text_group if text_group is not None else premise_groups(sentence_features[0]["input_ids"])

@@ -53,23 +53,30 @@ class LossComponents(dict):
         return torch.stack(list(self.values())).sum()
 
 
+def _encoder_forward(model):
+    """The encoder's forward, which AdaptiveLayerLoss (and Matryoshka2dLoss) replaces with a decorator that has a
+    ``layer_idx``: None at the last layer, the layer's index at an earlier one."""
+    module = getattr(model, "module", model)  # under DDP the trainer hands the loss the wrapper
+    return getattr(module[0], "forward", None)
+
+
+def under_a_layer_modifier(model) -> bool:
+    """Whether ``AdaptiveLayerLoss`` (or ``Matryoshka2dLoss``, built on it) is running."""
+    return hasattr(_encoder_forward(model), "layer_idx")
+
+
+def at_an_earlier_layer(model) -> bool:
+    """Whether a layer modifier is calling the loss on embeddings pooled from an earlier layer."""
+    return getattr(_encoder_forward(model), "layer_idx", None) is not None
+
+
 def reduced_by_a_modifier(model, embeddings: torch.Tensor) -> bool:
     """Whether a loss modifier is calling the loss on a reduced form of the embedding: truncated to fewer dimensions
     (``MatryoshkaLoss``) or pooled from an earlier layer (``AdaptiveLayerLoss``). Terms that do not depend on the
     sentence embedding (DeCLUTR's MLM), and heads trained for the full embedding, are then left out, so that each is
     counted once per step, at full size."""
     full = model.get_embedding_dimension()
-    if full is not None and embeddings.shape[-1] < full:
-        return True
-    module = getattr(model, "module", model)  # under DDP the trainer hands the loss the wrapper
-    return getattr(getattr(module[0], "forward", None), "layer_idx", None) is not None
-
-
-def under_a_layer_modifier(model) -> bool:
-    """Whether ``AdaptiveLayerLoss`` (or ``Matryoshka2dLoss``, built on it) is running: it replaces the encoder's
-    forward with a decorator that has a ``layer_idx``."""
-    module = getattr(model, "module", model)  # under DDP the trainer hands the loss the wrapper
-    return hasattr(getattr(module[0], "forward", None), "layer_idx")
+    return (full is not None and embeddings.shape[-1] < full) or at_an_earlier_layer(model)
 
 
 def same_for_every_layer(loss, batch: list, make):

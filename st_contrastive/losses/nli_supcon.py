@@ -21,7 +21,7 @@ from st_contrastive.losses.contrastive_core import (
     similarity_matrix,
     supcon,
 )
-from st_contrastive.losses.loss_components import LossComponents, reduced_by_a_modifier, same_for_every_layer
+from st_contrastive.losses.loss_components import LossComponents, at_an_earlier_layer, same_for_every_layer
 from st_contrastive.models.heads.nli_classifier import NLIClassifier
 
 logger = logging.getLogger(__name__)
@@ -191,14 +191,15 @@ class NLISupConLoss(nn.Module):
         return losses
 
     def head_for(self, embeddings: torch.Tensor) -> NLIClassifier | None:
-        """The head that reads these embeddings: the classifier at full size, a size's own head under
-        ``MatryoshkaLoss`` (if given), none for a truncated size without one or an earlier layer."""
-        if not reduced_by_a_modifier(self.model, embeddings):
-            return self.classifier
+        """The head that reads these embeddings: the classifier at full size, a size's own head (if given) for
+        embeddings ``MatryoshkaLoss`` truncated to it; none at an earlier layer of ``AdaptiveLayerLoss``."""
+        if at_an_earlier_layer(self.model):
+            return None
         size = embeddings.shape[-1]
-        if size < self.classifier.embedding_dimension and str(size) in self.size_classifiers:
-            return self.size_classifiers[str(size)]
-        return None
+        if size == self.classifier.embedding_dimension:
+            return self.classifier
+        key = str(size)
+        return self.size_classifiers[key] if key in self.size_classifiers else None  # noqa: SIM401 (no ModuleDict.get)
 
     def premise_supcon(self, premises, hypotheses, group, labels) -> torch.Tensor:
         """SupCon with the first row of each premise group as the anchor and every hypothesis as a candidate."""

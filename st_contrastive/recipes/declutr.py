@@ -32,7 +32,13 @@ from st_contrastive.recipes.run_folder import (
     clear_for_overwrite,
     input_paths,
 )
-from st_contrastive.recipes.training_run import evaluate_base, train_recorded, with_matryoshka, write_trained_run
+from st_contrastive.recipes.training_run import (
+    dev_curve_evaluator,
+    evaluate_base,
+    train_recorded,
+    with_matryoshka,
+    write_trained_run,
+)
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -202,7 +208,6 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     from st_contrastive.data.declutr_collator import input_token_limit, special_token_template
     from st_contrastive.default_model import default_model
     from st_contrastive.distributed import is_distributed
-    from st_contrastive.evaluation import sts_evaluator
     from st_contrastive.losses import CachedDeCLUTRLoss, DeCLUTRLoss
 
     def span_sampler(max_length: int) -> SpanSampler:
@@ -241,9 +246,7 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
         model, temperature=config.temperature, contrastive_weight=config.contrastive_weight,
         mlm_weight=config.mlm_weight, gather_across_devices=is_distributed(), **cache)
     collator = DeCLUTRDataCollator(model.tokenizer, sampler, mlm_probability=mlm_probability, seed=config.training.seed)
-    # The curve reads the rows the final scores read: --eval-max-rows caps both.
-    evaluator = (sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size, max_rows=config.eval_max_rows)
-                 if config.training.eval_steps else None)
+    evaluator = dev_curve_evaluator(config)
     with_matryoshka(model, loss, config)  # sizes the model does not have stop here, before any evaluation
 
     before = evaluate_base(model, config)

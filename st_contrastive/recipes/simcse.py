@@ -25,6 +25,7 @@ from st_contrastive.recipes.push import check_push
 from st_contrastive.recipes.run_folder import check_run_folder, clear_for_overwrite
 from st_contrastive.recipes.training_run import (
     check_matryoshka_dims,
+    dev_curve_evaluator,
     evaluate_base,
     train_recorded,
     with_matryoshka,
@@ -106,7 +107,6 @@ def train_simcse(config: SimCSEConfig) -> dict:
     from st_contrastive.data.sentences import split_into_sentences
     from st_contrastive.default_model import default_model
     from st_contrastive.distributed import is_distributed
-    from st_contrastive.evaluation import sts_evaluator
 
     steps, batch = config.training.max_steps, config.training.batch_size
     needed = min(config.max_sentences, steps * batch) if steps > 0 else config.max_sentences
@@ -123,9 +123,7 @@ def train_simcse(config: SimCSEConfig) -> dict:
 
     before = evaluate_base(model, config)
     loss = MultipleNegativesRankingLoss(model, scale=1 / config.temperature, gather_across_devices=is_distributed())
-    # The curve reads the rows the final scores read: --eval-max-rows caps both.
-    evaluator = (sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size, max_rows=config.eval_max_rows)
-                 if config.training.eval_steps else None)
+    evaluator = dev_curve_evaluator(config)
     # Sentences are cut to max_seq_length for training only (the paper's 32 tokens); evaluation and the saved
     # checkpoint keep the model's own limit.
     model_limit, model.max_seq_length = model.max_seq_length, min(config.max_seq_length, model.max_seq_length)

@@ -23,6 +23,7 @@ from st_contrastive.recipes.push import check_push
 from st_contrastive.recipes.run_folder import check_run_folder, clear_for_overwrite
 from st_contrastive.recipes.training_run import (
     check_matryoshka_dims,
+    dev_curve_evaluator,
     evaluate_base,
     train_recorded,
     with_matryoshka,
@@ -140,7 +141,6 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
     from st_contrastive.data import PremiseGroupBatchSampler, PremiseGroupDataCollator, load_nli
     from st_contrastive.default_model import default_model
     from st_contrastive.distributed import is_distributed
-    from st_contrastive.evaluation import sts_evaluator
     from st_contrastive.losses import CachedNLISupConLoss, NLISupConLoss
     from st_contrastive.models import NLIClassifier
 
@@ -161,9 +161,7 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
         model, classifier.to(model.device), supcon_weight=config.supcon_weight, temperature=config.temperature,
         positives=config.positives, negatives=config.negatives, similarity=config.similarity,
         seed=config.training.seed, gather_across_devices=is_distributed(), size_classifiers=size_classifiers, **cache)
-    # The curve reads the rows the final scores read: --eval-max-rows caps both.
-    evaluator = (sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size, max_rows=config.eval_max_rows)
-                 if config.training.eval_steps else None)
+    evaluator = dev_curve_evaluator(config)
     config, run = train_recorded(model, with_matryoshka(model, loss, config), dataset, config, output,
                                  batch_sampler=PremiseGroupBatchSampler,
                                  data_collator=PremiseGroupDataCollator(model.preprocess), evaluator=evaluator)

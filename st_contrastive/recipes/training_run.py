@@ -20,6 +20,16 @@ logger = logging.getLogger(__name__)
 DEFAULT_MODEL = "all-MiniLM-L6-v2 (default-model extra)"  # what results.json names when --model is not given
 
 
+def dev_curve_evaluator(config):
+    """The STS-B dev evaluator that scores the run every ``--eval-steps`` (None without them); it reads the rows the
+    final scores read: ``--eval-max-rows`` caps both."""
+    if not config.training.eval_steps:
+        return None
+    from st_contrastive.evaluation import sts_evaluator
+
+    return sts_evaluator("stsb", "dev", batch_size=config.eval_batch_size, max_rows=config.eval_max_rows)
+
+
 def evaluate_base(model, config) -> dict:
     """The base model's scores on ``config.eval_tasks``, after one line that says what will be evaluated. Rank 0
     only, and none with ``--no-base-eval`` where the command has it. With ``--matryoshka-dims`` the scores at each
