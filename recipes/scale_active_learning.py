@@ -35,13 +35,14 @@ NUM_SEEDS = 5  # §4: five seeds per experiment
 BATCH_SIZE, LEARNING_RATE = 16, 2e-5  # §4: Adam, lr 2e-5, batch 16
 SUPCON_WEIGHT, TEMPERATURE = 0.9, 0.3  # §4: λ = 0.9 and t = 0.3, after Gunel et al. (2020)
 DROPOUT_RATES = [0.0, 0.1, 0.2, 0.3, 0.4]  # §4: five dropout views of each sentence
-# The paper states no epoch count: 5 passes over the labelled rows and at least 20 steps a round (the package's).
+WARM_START = False  # §3: every iteration trains from the base model (the command's default continues instead)
+# The paper states no epoch count: 5 passes over the labelled rows and at least 20 steps a round.
 # The softmax head learns at 1e-2, not 2e-5: RoundTraining's default, which says why.
 EPOCHS, MIN_STEPS = 5.0, 20
 
 parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-parser.add_argument("--dataset", default="trec", help="trec or sst2 (the paper's two; shared files) or a labelled "
-                    ".csv/.tsv/.jsonl with text, label and split")
+parser.add_argument("--dataset", default="trec", help="trec or sst2 (the paper's two), sst5 (shared files) or a "
+                    "labelled .csv/.tsv/.jsonl with text, label and split")
 parser.add_argument("--model", default=None, help="base model, a folder or Hub id (default all-MiniLM-L6-v2)")
 parser.add_argument("--num-seeds", type=int, default=NUM_SEEDS, help="runs of each arm, seeds 0 … N−1")
 parser.add_argument("--pool-size", type=int, default=None, help="draw a pool of N training rows per seed (default: "
@@ -61,7 +62,7 @@ config = ActiveLearningConfig(
     test_size=args.test_size, oracle="simulated", output=args.output,
     training=RoundTraining(epochs=args.epochs, min_steps=args.min_steps, batch_size=BATCH_SIZE,
                            learning_rate=LEARNING_RATE, supcon_weight=SUPCON_WEIGHT, temperature=TEMPERATURE,
-                           dropout_rates=DROPOUT_RATES),
+                           dropout_rates=DROPOUT_RATES, warm_start=WARM_START),
 )
 # Every arm (objective × acquisition × seed) writes its state after each round into <output>/arms/<arm>/, so running
 # the script again continues where it stopped; the last round's model of each arm is in <output>/arms/<arm>/model.

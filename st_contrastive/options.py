@@ -169,7 +169,9 @@ def _argparse_kwargs(spec: dict, default, hint) -> dict:
     if default is dataclasses.MISSING and not spec["positional"]:
         kwargs["required"] = True
     if base is bool and not is_list:
-        kwargs["action"] = "store_false" if default is True else "store_true"
+        # On by default: a flag of its own (--no-attention) switches it off, or else --NAME / --no-NAME both work.
+        kwargs["action"] = ("store_true" if default is not True else "store_false" if spec["flag"]
+                            else argparse.BooleanOptionalAction)
         return kwargs
     kwargs["type"] = spec["type"] or (base if base in (int, float) else None)
     if kwargs["type"] is None:

@@ -274,12 +274,17 @@ def test_user_files_name_the_bad_row(tmp_path):
     assert data.label_names == ["meh", "pos"] and data.train_labels == [1, None, 0] and data.test_texts == []
 
 
-def test_shared_trec_and_sst2():
+def test_shared_trec_sst2_and_sst5():
     trec = load_text_classification("trec")
     assert (len(trec.train_texts), len(trec.test_texts)) == (5452, 500)
     assert trec.label_names == ["ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM"]
     sst2 = load_text_classification("sst2")
     assert (len(sst2.train_texts), len(sst2.test_texts), sst2.label_names) == (6920, 1821, ["negative", "positive"])
+    # SST-5's names follow its label ids (0 = very negative), not the alphabet; its dev split is left out.
+    sst5 = load_text_classification("sst5")
+    assert sst5.label_names == ["very negative", "negative", "neutral", "positive", "very positive"]
+    assert (len(sst5.train_texts), len(sst5.test_texts)) == (8544, 2210)
+    assert sst5.train_labels[0] == 4  # "a stirring , funny and finally transporting re-imagining ...": very positive
 
 
 def test_a_dataset_folder_goes_through_the_hub_loader(tmp_path):
@@ -497,7 +502,9 @@ def test_dev_size_evaluates_on_held_out_train_rows_and_never_reads_the_test_spli
         full.with_dev_split(24, seed=0)
 
 
-def test_warm_start_continues_each_round_from_the_last_rounds_model(dataset_csv, base_model, tmp_path, monkeypatch):
+@pytest.mark.parametrize("warm_start", [True, False], ids=["warm-start (default)", "no-warm-start"])
+def test_each_round_continues_from_the_last_rounds_model_unless_told_to_start_from_the_base(
+        dataset_csv, base_model, tmp_path, monkeypatch, warm_start):
     from st_contrastive.active import objectives
 
     starts, train_round = [], objectives.train_round
@@ -508,8 +515,19 @@ def test_warm_start_continues_each_round_from_the_last_rounds_model(dataset_csv,
 
     monkeypatch.setattr(objectives, "train_round", spy)
     run = config(dataset_csv, base_model, tmp_path / "run", acquisitions=["random"],
-                 training=RoundTraining(epochs=1, min_steps=2, batch_size=4, warm_start=True))
+                 training=RoundTraining(epochs=1, min_steps=2, batch_size=4, warm_start=warm_start))
     loop_module.run_active_learning(run, progress=False)
     arm = tmp_path / "run" / "arms" / "ce-random-seed0"
-    assert starts == [None, arm / "model", arm / "model"]
-    assert [r["started_from"] for r in ArmState.load(arm).rounds] == ["base", "round 0", "round 1"]
+    if warm_start:
+        assert starts == [None, arm / "model", arm / "model"]
+        assert [r["started_from"] for r in ArmState.load(arm).rounds] == ["base", "round 0", "round 1"]
+    else:
+        assert starts == [None, None, None]
+        assert [r["started_from"] for r in ArmState.load(arm).rounds] == ["base", "base", "base"]
+
+
+def test_the_default_is_warm_start_but_a_run_folder_from_before_it_goes_on_from_the_base():
+    assert RoundTraining().warm_start and ActiveLearningConfig().training.warm_start
+    saved = ActiveLearningConfig().to_json()
+    del saved["training"]["warm_start"]  # what a run folder written before --warm-start holds
+    assert ActiveLearningConfig.from_json(saved).training.warm_start is False

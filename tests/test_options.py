@@ -26,6 +26,7 @@ class Outer:
     dataset: str = option("wiki", deprecated=("--documents",), help="the data")
     limit: int | None = option(None, help="at most N rows")
     attention: bool = option(True, flag="--no-attention", help="plain sums")
+    resume: bool = option(True, help="continue from the last state")
     mode: str = option("a", choices=("a", "b"), help="a or b")
     tasks: list[str] = option(["sts"], group=EVALUATION, nargs="*", off="--no-eval", help="tasks")
     not_an_option: int = 7
@@ -43,6 +44,9 @@ def test_the_parser_is_the_dataclass():
     assert config == Outer(source="x", limit=3, attention=False, mode="b", tasks=["a", "b"],
                            inner=Inner(batch_size=2, rates=[0.5]))
     assert parse(["x", "--no-eval"]).tasks == []
+    # On by default without a flag of its own: both spellings, the positive one a no-op kept for old commands.
+    assert (parse(["x"]).resume, parse(["x", "--resume"]).resume, parse(["x", "--no-resume"]).resume) == (
+        True, True, False)
     with pytest.raises(SystemExit):
         parse(["x", "--mode", "c"])
 

@@ -111,7 +111,8 @@ def _from_rows(rows: list[dict], where: str, name: str, label_names: list[str] |
             raise ValueError(f"{where}, row {number}: a test row needs a label")
         splits[split][0].append(row[text])
         splits[split][1].append(value)
-    names = label_names or sorted({v for _, labels in splits.values() for v in labels if v is not None}, key=_order)
+    names = label_names or _names_in_id_order(rows, label) or sorted(
+        {v for _, labels in splits.values() for v in labels if v is not None}, key=_order)
     if len(names) < 2:
         raise ValueError(f"{where}: found the labels {names}; a classifier needs at least two (pass --label-names)")
     index = {label_name: i for i, label_name in enumerate(names)}
@@ -125,6 +126,15 @@ def _from_rows(rows: list[dict], where: str, name: str, label_names: list[str] |
 
     return TextClassificationData(name, list(names), splits["train"][0], ids(splits["train"][1], "train"),
                                   splits["test"][0], ids(splits["test"][1], "test"))
+
+
+def _names_in_id_order(rows: list[dict], label: str) -> list[str] | None:
+    """The label names in the order of a numeric ``label`` column beside them (SST-5: very negative … very
+    positive, not alphabetically), or None when the rows have no such pair of columns."""
+    if label == "label" or not str(rows[0].get("label", "")).strip().isdigit():
+        return None
+    ids = {str(row[label]).strip(): int(row["label"]) for row in rows if str(row.get(label) or "").strip()}
+    return sorted(ids, key=ids.get)
 
 
 def _order(value: str) -> tuple:

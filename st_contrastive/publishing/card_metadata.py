@@ -26,7 +26,7 @@ DEFAULT_MODEL_LABEL = "all-MiniLM-L6-v2 (default-model extra)"
 SHARED_DATA_ON_HUB = {
     "wiki": ("wikimedia/wikipedia",), "both": ("wikimedia/wikipedia",), "books": (),
     "snli-dev": ("stanfordnlp/snli",), "snli-test": ("stanfordnlp/snli",),
-    "trec": ("CogComp/trec",), "sst2": ("stanfordnlp/sst2",),
+    "trec": ("CogComp/trec",), "sst2": ("stanfordnlp/sst2",), "sst5": ("SetFit/sst5",),
 }
 SHARED_DATA = {*SHARED_CORPORA, *SHARED_NLI, *SHARED_TEXT_CLASSIFICATION}  # all English
 # results.json's config keys that name training data, as the recipes and the active-learning loop record them.
