@@ -28,12 +28,15 @@ class Benchmark:
     measured: callable  # results -> the ratio
     detail: callable  # results -> the figures behind it
     quick: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()  # always passed (the setting the target is stated for)
 
 
 BENCHMARKS = [
-    Benchmark("declutr_step", "DeCLUTRLoss step / MNRL step (same spans)", "<= 1.15",
+    Benchmark("declutr_step", "DeCLUTRLoss step / MNRL step (same spans, MLM on)", "<= 1.05",
               lambda r: r["declutr_over_mnrl"],
-              lambda r: f"{r['anchors']} anchors; collation {r['collation_share_of_step']:.1%} of a step",
+              lambda r: (f"{r['anchors']} anchors; MLM head {r['mlm_share_of_flops']:.1%} of the FLOPs; mlm_weight=0: "
+                         f"x{r['contrastive_only_over_mnrl']:.2f} (target <= 1.00); collation "
+                         f"{r['collation_share_of_step']:.1%} of a step"),
               ("--repeats", "3")),
     Benchmark("nli_supcon_step", "NLISupConLoss step / SoftmaxLoss step", "<= 1.2",
               lambda r: r["nli_supcon_over_softmax"], lambda r: f"batch {r['batch_size']} pairs",
@@ -52,10 +55,15 @@ BENCHMARKS = [
                                   for x in r["rows"]) + f" ({r['device']})",
               ("--anchors", "16", "--max-length", "64", "--steps", "1", "--mini-batch-size", "8",
                "--precisions", "fp32")),
-    Benchmark("tree_lstm_throughput", "Tree-LSTM batched / naive per-node (child-sum)", ">= 20",
+    Benchmark("tree_lstm_throughput", "Tree-LSTM batched / naive per-node (child-sum)", ">= 50",
               lambda r: r["cells"]["child-sum, attention"]["batched_over_naive"],
               lambda r: "; ".join(f"{name} x{c['batched_over_naive']:.0f}" for name, c in r["cells"].items()),
               ("--repeats", "1", "--sentences", "64")),
+    Benchmark("parser_throughput", "spaCy parse + head projection + binarization, sentences/s", ">= 1000",
+              lambda r: r["sentences_per_second"]["parse_and_binarize"],
+              lambda r: (f"{r['sentences']} book sentences, {r['n_process']} processes; spaCy alone "
+                         f"{r['sentences_per_second']['spacy_alone']:.0f}/s"),
+              ("--sentences", "200"), ("--n-process", "2")),
     Benchmark("supcon_vs_pml", "SupConLoss / pytorch-metric-learning SupConLoss", "<= 1",
               lambda r: r["ours_over_pml_at_largest"],
               lambda r: "; ".join(f"{x['rows']} rows x{x['ours_over_pml']:.2f}" for x in r["rows"]),
@@ -84,7 +92,7 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"\n=== {bench.module} ===", flush=True)
         start = time.perf_counter()
         out = importlib.import_module(f"benchmarks.{bench.module}").main(
-            [*(bench.quick if args.quick else ()), "--output", f"benchmarks/results/{bench.module}.json"])
+            [*bench.args, *(bench.quick if args.quick else ()), "--output", f"benchmarks/results/{bench.module}.json"])
         results[bench.module] = out | {"wall_seconds": round(time.perf_counter() - start, 1)}
         rows.append((bench.ratio, bench.measured(out), bench.target, bench.detail(out)))
     machine = {"device": torch.cuda.get_device_name() if torch.cuda.is_available() else platform.processor() or "cpu",

@@ -92,18 +92,20 @@ def gather_candidates(
     return Candidates(gather(embeddings, with_grad=True), gathered_labels, offsets[dist.get_rank()])
 
 
-def global_mean_factor(local_count: int, device: torch.device, *, gather_across_devices: bool = False) -> float:
+def global_mean_factor(local_count: int | torch.Tensor, device: torch.device, *,
+                       gather_across_devices: bool = False) -> float:
     """What turns this rank's mean over ``local_count`` items into its share of the mean over every rank's items.
 
     DDP averages gradients over ranks, so the mean of per-rank means is what it trains. When ranks hold different
     numbers of items (masked tokens of an MLM term), that is not the mean over all items; multiplying each rank's
     mean by ``local_count · world_size / global_count`` makes DDP's average exactly the global mean. Without
     ``gather_across_devices`` or a process group of two or more ranks, 1. ``device`` is where the loss lives, which
-    is where the backend (NCCL on GPUs) needs the count.
+    is where the backend (NCCL on GPUs) needs the count. A count still on the GPU (a tensor) is read only when the
+    ranks need it: a single process never waits for the GPU here.
     """
     if not (gather_across_devices and dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
         return 1.0
-    count = torch.tensor([float(local_count)], dtype=torch.float64, device=device)
+    count = torch.as_tensor(local_count, device=device).to(torch.float64).reshape(1)
     total = count.clone()
     dist.all_reduce(total)
     if total.item() == 0:
@@ -118,27 +120,26 @@ def supcon(
     temperature: float,
     *,
     gather_across_devices: bool = False,
-) -> tuple[torch.Tensor, int]:
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Mean over anchors of ``−1/|P(i)| Σ_{p∈P(i)} log(exp(s_ip/τ) / Σ_{a∈A(i)} exp(s_ia/τ))``.
 
     ``positive_mask[i, j]`` marks the positives ``P(i)`` of anchor ``i``; ``candidate_mask[i, j]`` the items
     ``A(i)`` in its denominator (positives and negatives; never the anchor itself). Anchors without a positive
-    drop out; returns the loss and how many anchors dropped out. With no anchor left the loss is a zero that
-    keeps the graph (never NaN). With ``gather_across_devices`` (candidates from every rank) the mean is weighted
+    drop out; returns the loss and how many anchors dropped out (a tensor: reading it waits for the GPU, so only a
+    caller that reports it does). With no anchor left the loss is a zero that keeps the graph (never NaN). With ``gather_across_devices`` (candidates from every rank) the mean is weighted
     by this rank's share of the anchors that kept a positive (:func:`global_mean_factor`): ranks hold different
     numbers of them (a label alone in the global batch, a short last batch), and DDP's average of per-rank means
     is then the mean over the global batch.
     """
     positive_mask = positive_mask & candidate_mask
     with torch.autocast(similarities.device.type, enabled=False):  # the softmax in float32, whatever the AMP policy
-        logits = (similarities.float() / temperature).masked_fill(~candidate_mask, float("-inf"))
+        # The lowest float rather than -inf: an anchor with no candidate at all (a batch of one) then has finite
+        # log-probabilities and a zero gradient, not NaN; for every other anchor exp() of it is exactly 0, as of -inf.
+        logits = (similarities.float() / temperature).masked_fill(~candidate_mask, torch.finfo(torch.float32).min)
         log_prob = logits - torch.logsumexp(logits, dim=1, keepdim=True)
     num_positives = positive_mask.sum(dim=1)
-    has_positive = num_positives > 0
-    dropped = int((~has_positive).sum())
-    share = global_mean_factor(len(has_positive) - dropped, similarities.device,
-                               gather_across_devices=gather_across_devices)
-    if not has_positive.any():
-        return similarities.sum() * 0.0, dropped
-    per_anchor = log_prob.masked_fill(~positive_mask, 0.0).sum(dim=1)[has_positive] / num_positives[has_positive]
-    return -per_anchor.mean() * share, dropped
+    kept = (num_positives > 0).sum()
+    share = global_mean_factor(kept, similarities.device, gather_across_devices=gather_across_devices)
+    # Sums over masks rather than selecting the anchors that have a positive: nothing here waits for the GPU.
+    per_anchor = log_prob.masked_fill(~positive_mask, 0.0).sum(dim=1) / num_positives.clamp(min=1)
+    return -per_anchor.sum() / kept.clamp(min=1) * share, len(num_positives) - kept

@@ -137,7 +137,9 @@ class DeCLUTRLoss(nn.Module):
         if with_mlm:
             mlm = self.mlm_head(anchors["token_embeddings"], mlm_labels)
             # Ranks mask different numbers of tokens: weight each rank's mean so DDP trains the global token mean.
-            share = global_mean_factor(int((mlm_labels != IGNORE_INDEX).sum()), mlm.device, gather_across_devices=self.gather_across_devices)
+            # The count stays a tensor: int() here would make every step wait for the GPU.
+            share = global_mean_factor((mlm_labels != IGNORE_INDEX).sum(), mlm.device,
+                                       gather_across_devices=self.gather_across_devices)
             losses["mlm"] = self.mlm_weight * share * mlm
         return losses
 

@@ -127,7 +127,7 @@ class MultiViewBilinearLoss(nn.Module):
         return loss
 
     def direction(self, anchors: torch.Tensor, candidates: torch.Tensor, bilinear: torch.Tensor,
-                  positions: torch.Tensor) -> tuple[torch.Tensor, int]:
+                  positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Mean over anchors of −mean over its context sentences of log softmax_j c(anchor, candidate_j), and how
         many anchors have no context sentence among the candidates (they drop out of the mean)."""
         gathered = gather_candidates(candidates, positions, gather_across_devices=self.gather_across_devices)

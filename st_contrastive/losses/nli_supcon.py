@@ -220,7 +220,7 @@ class NLISupConLoss(nn.Module):
         loss, dropped = supcon(similarities, positive, positive | negative, self.temperature,
                                gather_across_devices=self.gather_across_devices)
         self.anchors_seen += num_groups
-        self.anchors_without_positive += dropped
+        self.anchors_without_positive += int(dropped)
         if dropped == num_groups:
             logger.warning("No premise in this batch has an entailed hypothesis: the SupCon term is zero.")
         return loss
