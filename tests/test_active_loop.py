@@ -257,6 +257,8 @@ def test_summary_is_mean_and_std_over_seeds(tmp_path):
     assert summary["accuracy_std"] == pytest.approx(np.std([50, 60, 70]), abs=0.01)
     paths = write_reports(tmp_path, rows)
     assert "| ce | random | 60.00 ± 8.16 |" in paths["table"].read_text()
+    assert "Test accuracy (%)" in paths["table"].read_text()
+    assert "Dev accuracy (%)" in write_reports(tmp_path, rows, split="dev")["table"].read_text()  # --dev-size runs
     assert json.loads(paths["metrics_json"].read_text()) == rows
     with paths["metrics_csv"].open() as f:
         assert len(list(csv.DictReader(f))) == 3

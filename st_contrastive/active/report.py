@@ -93,8 +93,9 @@ def format_timing(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def plot_learning_curves(summary: list[dict], path: str | Path, title: str = "") -> Path | None:
-    """Accuracy against % labelled, one line per objective × acquisition, with a ± std band over seeds."""
+def plot_learning_curves(summary: list[dict], path: str | Path, title: str = "", split: str = "test") -> Path | None:
+    """Accuracy on ``split`` against % labelled, one line per objective × acquisition, with a ± std band over
+    seeds."""
     arms = list(dict.fromkeys((s["objective"], s["acquisition"]) for s in summary if "accuracy_mean" in s))
     plt = pyplot_or_none(path) if arms else None
     if plt is None:
@@ -107,7 +108,7 @@ def plot_learning_curves(summary: list[dict], path: str | Path, title: str = "")
         (line,) = ax.plot(x, mean, marker="o", label=f"{objective}, {acquisition}")
         ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.15)
     ax.set_xlabel("% of the pool labelled")
-    ax.set_ylabel("test accuracy (%)")
+    ax.set_ylabel(f"{split} accuracy (%)")
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
@@ -143,9 +144,10 @@ def plot_tsne(panels: dict[str, np.ndarray], labels: list[int], label_names: lis
     return Path(path)
 
 
-def write_reports(output: str | Path, rows: list[dict], title: str = "") -> dict[str, Path]:
+def write_reports(output: str | Path, rows: list[dict], title: str = "", split: str = "test") -> dict[str, Path]:
     """``metrics.csv``/``.json`` (every round of every arm), ``summary.json``, ``results.md`` and
-    ``learning_curve.png`` in ``output``; returns their paths."""
+    ``learning_curve.png`` in ``output``; returns their paths. ``split`` names what the accuracies were read on
+    (``dev`` for a run with ``--dev-size``)."""
     output = Path(output)
     paths = {"metrics_csv": output / "metrics.csv", "metrics_json": output / "metrics.json",
              "summary_json": output / "summary.json", "table": output / "results.md"}
@@ -160,9 +162,10 @@ def write_reports(output: str | Path, rows: list[dict], title: str = "") -> dict
     below = below_floor(summary)
     floor = (f"\nBelow the floor (logreg's mean accuracy at the same round): {'; '.join(below) or 'none'}\n"
              if any(r["objective"] == "logreg" for r in rows) else "")
-    paths["table"].write_text(f"# {title}\n\nTest accuracy (%), mean ± std over seeds\n\n{format_table(summary)}\n"
+    paths["table"].write_text(f"# {title}\n\n{split.capitalize()} accuracy (%), mean ± std over seeds\n\n"
+                              f"{format_table(summary)}\n"
                               f"{floor}\nWall time per round (mean over rounds and seeds)\n\n{format_timing(rows)}\n")
-    curve = plot_learning_curves(summary, output / "learning_curve.png", title)
+    curve = plot_learning_curves(summary, output / "learning_curve.png", title, split)
     if curve:
         paths["learning_curve"] = curve
     return paths

@@ -126,7 +126,8 @@ def run(config: ActiveLearningConfig, push_to_hub: str | None = None) -> list[di
         print(f"Label the {waiting.missing} rows without a label in {waiting.path} (the label column: one of the "
               f"label names), then run: st-contrastive active --resume-from-checkpoint {config.output}")
         return []
-    paths = write_reports(config.output, rows, title=f"{config.dataset}: active learning")
+    paths = write_reports(config.output, rows, title=f"{config.dataset}: active learning",
+                          split="dev" if config.dev_size else "test")
     tsne = write_tsne(config)
     print(Path(paths["table"]).read_text())
     print(f"Results in {config.output}: " + ", ".join(str(p) for p in [*paths.values(), tsne] if p))
