@@ -126,10 +126,10 @@ def supcon(
     ``positive_mask[i, j]`` marks the positives ``P(i)`` of anchor ``i``; ``candidate_mask[i, j]`` the items
     ``A(i)`` in its denominator (positives and negatives; never the anchor itself). Anchors without a positive
     drop out; returns the loss and how many anchors dropped out (a tensor: reading it waits for the GPU, so only a
-    caller that reports it does). With no anchor left the loss is a zero that keeps the graph (never NaN). With ``gather_across_devices`` (candidates from every rank) the mean is weighted
-    by this rank's share of the anchors that kept a positive (:func:`global_mean_factor`): ranks hold different
-    numbers of them (a label alone in the global batch, a short last batch), and DDP's average of per-rank means
-    is then the mean over the global batch.
+    caller that reports it does). With no anchor left the loss is a zero that keeps the graph (never NaN). With
+    ``gather_across_devices`` (candidates from every rank) the mean is weighted by this rank's share of the anchors
+    that kept a positive (:func:`global_mean_factor`): ranks hold different numbers of them (a label alone in the
+    global batch, a short last batch), and DDP's average of per-rank means is then the mean over the global batch.
     """
     positive_mask = positive_mask & candidate_mask
     with torch.autocast(similarities.device.type, enabled=False):  # the softmax in float32, whatever the AMP policy
