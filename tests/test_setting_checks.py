@@ -177,11 +177,12 @@ COMMAND_RULES = {
         (["--max-seq-length", "0"], "--max-seq-length 0: must be at least 1"),
         (["--push-to-hub", "me/model"], "--push-to-hub publishes one model and this run has 3 arms"),
         (["--resume-from-checkpoint", "empty"], "--resume-from-checkpoint empty: no config.json there"),
+        # A folder from before --warm-start trained each round from the base: the default now differs from it too.
         (["--output", "active-run"], ("--output active-run: holds an experiment with other settings (--num-seeds 5 -> "
-         "3)")),
+         "3; --warm-start False -> True)")),
         # A run folder written before the option vocabulary (config.json's "seeds") is read as --num-seeds.
         (["--output", "active-run-old"], ("--output active-run-old: holds an experiment with other settings "
-         "(--num-seeds 5 -> 3)")),
+         "(--num-seeds 5 -> 3; --warm-start False -> True)")),
     ],
     "evaluate": [
         (["--eval-tasks", "nope"], "--eval-tasks nope: Unknown task(s) 'nope'"),
