@@ -51,6 +51,14 @@ def time_step(loss, features, optimizer) -> float:
     return time.perf_counter() - start
 
 
+def span_rows(model, documents: int, max_length: int, num_positives: int) -> tuple[list[dict], DeCLUTRDataCollator]:
+    """The first ``documents`` Wikipedia articles prepared for DeCLUTR, and the collator that samples their spans."""
+    sampler = SpanSampler(num_positives=num_positives, min_length=32, max_length=max_length)
+    texts = load_documents(data_file("corpus/docs.jsonl.gz"), limit=documents)
+    return list(prepare_declutr_dataset(texts, model.tokenizer, sampler)), DeCLUTRDataCollator(model.tokenizer,
+                                                                                             sampler, seed=0)
+
+
 def encoder_flops(model, features: dict) -> int:
     """Matrix-multiply FLOPs of the encoder's forward pass over ``features``, every padded token counted: its weight
     matrices (embedding lookups excluded) and attention's two products per layer. A backward pass costs twice it."""
@@ -83,10 +91,8 @@ def main(argv: list[str] | None = None) -> dict:
     torch.manual_seed(0)
     model = SentenceTransformer(args.model or default_model(), device="cpu")
     model.train()
-    sampler = SpanSampler(num_positives=args.num_positives, min_length=32, max_length=args.max_length)
-    documents = load_documents(data_file("corpus/docs.jsonl.gz"), limit=args.batch_size * (args.repeats + 1))
-    rows = list(prepare_declutr_dataset(documents, model.tokenizer, sampler))
-    collator = DeCLUTRDataCollator(model.tokenizer, sampler, seed=0)
+    rows, collator = span_rows(model, args.batch_size * (args.repeats + 1), args.max_length, args.num_positives)
+    sampler = collator.span_sampler
     declutr = DeCLUTRLoss(model)
     contrastive_only = DeCLUTRLoss(model, mlm_weight=0)  # given masked anchors, it restores them: MNRL's work
     mnrl = MultipleNegativesRankingLoss(model, scale=1 / 0.05)

@@ -36,10 +36,9 @@ from sentence_transformers.sentence_transformer.losses import (
 from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 from sentence_transformers.util import batch_to_device
 
-from benchmarks.declutr_step import encoder_flops, split_features
-from st_contrastive.data import DeCLUTRDataCollator, PremiseGroupBatchSampler, SpanSampler, load_documents, load_nli
+from benchmarks.declutr_step import encoder_flops, span_rows, split_features
+from st_contrastive.data import PremiseGroupBatchSampler, load_nli
 from st_contrastive.data.text_classification import load_text_classification
-from st_contrastive.data_dir import data_file
 from st_contrastive.default_model import default_model
 from st_contrastive.losses import DeCLUTRLoss, NLISupConLoss, SCALeLoss
 from st_contrastive.training import optimized_parameters
@@ -66,12 +65,7 @@ def load_encoder(name: str, device: str) -> SentenceTransformer:
 
 
 def declutr_pair(model, args) -> dict:
-    sampler = SpanSampler(num_positives=2, min_length=32, max_length=args.max_length)
-    documents = load_documents(data_file("corpus/docs.jsonl.gz"), limit=args.batch_documents * (args.repeats + 1))
-    from st_contrastive.data import prepare_declutr_dataset
-
-    rows = list(prepare_declutr_dataset(documents, model.tokenizer, sampler))
-    collator = DeCLUTRDataCollator(model.tokenizer, sampler, seed=0)
+    rows, collator = span_rows(model, args.batch_documents * (args.repeats + 1), args.max_length, num_positives=2)
     batches = []
     for step in range(args.repeats + 1):
         anchors, positives, mnrl = split_features(collator(rows[step * args.batch_documents:
