@@ -169,3 +169,40 @@ def fake_hub(monkeypatch) -> dict:
     monkeypatch.setattr("huggingface_hub.HfApi.create_repo", create_repo)
     monkeypatch.setattr("huggingface_hub.HfApi.upload_folder", upload_folder)
     return calls
+
+
+@pytest.fixture()
+def host_reads(monkeypatch):
+    """``reads(encoder)``: a context in which the package's code records each read of a tensor's value on the host
+    (``int()``, ``float()``, ``bool()``, ``.item()``, ``.tolist()``), as ``"NAME in FILE:LINE"``. On a GPU each such
+    read makes the host wait for the device; with ``encoder``, only the reads after its forward has started count
+    (a read of the batch before the encoder runs waits for the batch's copy alone)."""
+    import contextlib
+    import sys
+
+    import torch
+
+    @contextlib.contextmanager
+    def reads(encoder=None):
+        found, started = [], [encoder is None]
+
+        def spy(name, original):
+            def read(self, *args, **kwargs):
+                frame = sys._getframe(1)
+                if started[0] and "st_contrastive" in frame.f_code.co_filename:
+                    found.append(f"{name} in {frame.f_code.co_filename}:{frame.f_lineno}")
+                return original(self, *args, **kwargs)
+            return read
+
+        hook = encoder.register_forward_pre_hook(lambda *_: started.__setitem__(0, True)) if encoder else None
+        for name in ("item", "__int__", "__float__", "__bool__", "__index__", "tolist"):
+            monkeypatch.setattr(torch.Tensor, name, spy(name, getattr(torch.Tensor, name)))
+        try:
+            yield found
+        finally:
+            monkeypatch.undo()
+            if hook is not None:
+                hook.remove()
+        assert started[0], "the encoder never ran: no read was watched"
+
+    return reads

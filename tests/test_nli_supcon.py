@@ -89,7 +89,8 @@ def test_premise_supcon_hand_computed(tiny_model):
     # Premise 1 (0,1): scores 0, 1, .5, 1, 0; its only positive is hypothesis 3.
     denominator = 2 * math.e + math.exp(0.5) + 2
     expected = -(1 - math.log(denominator) + 1 - math.log(denominator)) / 2
-    assert loss.premise_supcon(premises, hypotheses, group, labels).item() == pytest.approx(expected, abs=1e-6)
+    groups = loss.premise_groups_of([], group, labels)  # counts the anchors, from the labels alone
+    assert loss.premise_supcon(premises, hypotheses, groups, labels).item() == pytest.approx(expected, abs=1e-6)
     assert loss.anchors_seen == 2 and loss.anchors_without_positive == 0
 
 
@@ -131,6 +132,19 @@ def test_no_positive_gives_zero_with_warning(tiny_model, caplog):
     assert out["supcon"].item() == 0.0 and "no premise" in caplog.text.lower()
     with pytest.raises(ValueError, match="row 0 has label 5"):
         loss(nli_features(tiny_model, rows), torch.tensor([5, 0, 1]))
+
+
+def test_a_training_step_reads_nothing_back_to_the_host_once_the_encoder_runs(tiny_model, host_reads):
+    """The labels are checked and the anchors counted from the batch before the encoder runs: on a GPU a read after
+    it would make the host wait for the forward pass every step."""
+    loss = NLISupConLoss(tiny_model, supcon_weight=0.5)
+    tiny_model.train()
+    features, labels = nli_features(tiny_model, ROWS), torch.tensor([r[2] for r in ROWS])
+    with host_reads(tiny_model[0]) as reads:
+        out = loss(features, labels)
+        sum(out.values()).backward()
+    assert reads == [] and set(out) == {"cross_entropy", "supcon"}
+    assert (loss.anchors_seen, loss.anchors_without_positive) == (2, 0)
 
 
 def test_training_falls_saves_head_and_label_accuracy_works(tmp_path, tiny_model):
@@ -240,7 +254,7 @@ def test_premise_supcon_equals_pytorch_metric_learning_with_reference_embeddings
     premises = torch.randn(4, 8)[group]
     hypotheses = torch.randn(12, 8)
     loss = NLISupConLoss(tiny_model, supcon_weight=1.0, temperature=0.5, similarity=similarity)
-    ours = loss.premise_supcon(premises, hypotheses, group, labels)
+    ours = loss.premise_supcon(premises, hypotheses, loss.premise_groups_of([], group, labels), labels)
 
     positive = (group[None, :] == torch.arange(4)[:, None]) & (labels[None, :] == 0)
     a1, p = positive.nonzero(as_tuple=True)

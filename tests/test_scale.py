@@ -52,6 +52,19 @@ def test_supcon_term_equals_pml_over_the_views_and_ce_is_their_mean(tiny_model):
     assert out["cross_entropy"].item() == pytest.approx(0.5 * ce.item(), abs=1e-5)
 
 
+def test_a_training_step_reads_nothing_back_to_the_host_once_the_encoder_runs(tiny_model, host_reads):
+    """The label range is checked before the encoder runs: on a GPU a read after it (the check used to come after
+    the views) makes the host wait for the forward pass every step."""
+    loss = SCALeLoss(tiny_model, num_labels=3)
+    tiny_model.train()
+    with host_reads(tiny_model[0]) as reads:
+        out = loss([tiny_model.tokenize(TEXTS)], LABELS)
+        sum(out.values()).backward()
+    assert reads == [] and set(out) == {"cross_entropy", "supcon"}
+    with pytest.raises(ValueError, match="batch row 2 has label 3; expected 0..2"):
+        loss([tiny_model.tokenize(TEXTS)], torch.tensor([0, 1, 3, 1, 2, 2]))
+
+
 def test_ce_only_encodes_once_with_the_encoders_own_dropout(tiny_model):
     tiny_model.eval()
     loss = SCALeLoss(tiny_model, num_labels=3, supcon_weight=0.0)

@@ -35,6 +35,22 @@ def test_loss_module_equals_pml_on_model_embeddings(tiny_model):
     assert any(p.grad is not None for p in tiny_model.parameters())
 
 
+def test_a_step_reads_nothing_back_once_the_encoder_runs_and_warns_of_a_batch_without_positives(
+        tiny_model, host_reads, caplog):
+    loss = SupConLoss(tiny_model, temperature=0.3)
+    texts = ["a dog runs", "a cat sleeps", "stocks fell"]
+    with host_reads(tiny_model[0]) as reads, caplog.at_level("WARNING"):
+        loss([tiny_model.tokenize(texts)], torch.tensor([0, 1, 0])).backward()
+    assert reads == [] and "shares its label" not in caplog.text
+    with caplog.at_level("WARNING"):
+        assert loss([tiny_model.tokenize(texts)], torch.tensor([0, 1, 2])).item() == 0.0
+    assert "No sentence in this batch shares its label with another" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING"):  # two columns: each row's two texts are positives of each other
+        loss([tiny_model.tokenize(texts), tiny_model.tokenize(texts)], torch.tensor([0, 1, 2]))
+    assert "shares its label" not in caplog.text
+
+
 def test_hand_computed_case():
     # Two anchors; anchor 0 has positive 1 among candidates {1, 2}; anchor 1 has none and drops out.
     sims = torch.tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 0.5]])

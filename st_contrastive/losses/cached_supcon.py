@@ -15,7 +15,7 @@ from sentence_transformers.base.losses import CachedLossMixin
 
 from st_contrastive.losses.contrastive_core import Similarity
 from st_contrastive.losses.loss_components import refuse_layer_modifiers
-from st_contrastive.losses.nli_supcon import NLISupConLoss, premise_groups
+from st_contrastive.losses.nli_supcon import NLISupConLoss
 from st_contrastive.losses.supcon import SupConLoss
 from st_contrastive.models.heads.nli_classifier import NLIClassifier
 
@@ -84,6 +84,8 @@ class CachedSupConLoss(CachedLossMixin, SupConLoss):
 
     def forward(self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor) -> torch.Tensor:
         refuse_layer_modifiers(self)
+        sentence_features = list(sentence_features)
+        self.warn_without_positives(labels, len(sentence_features))
         return self.forward_cached(sentence_features, labels)
 
     def calculate_loss(self, reps, labels=None, *, with_backward: bool = False) -> torch.Tensor:
@@ -180,19 +182,19 @@ class CachedNLISupConLoss(CachedLossMixin, NLISupConLoss):
         NLISupConLoss.__init__(self, model, classifier, supcon_weight, temperature, positives, negatives, similarity,
                                entailment_label, gather_across_devices, seed, size_classifiers)
         self.mini_batch_size = mini_batch_size
-        self._group = None
+        self._groups = None
 
     def forward(self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None):
         refuse_layer_modifiers(self)
         sentence_features, text_group = self._model_inputs(sentence_features)
         if labels is None:  # evaluation with LabelAccuracyEvaluator: embeddings and logits, nothing to cache
             return NLISupConLoss.forward(self, sentence_features, labels)
-        self._group = text_group if text_group is not None else premise_groups(sentence_features[0]["input_ids"])
+        self._groups = self.premise_groups_of(sentence_features, text_group, labels)
         return self.forward_cached(sentence_features, labels)
 
     def calculate_loss(self, reps, labels=None, *, with_backward: bool = False) -> torch.Tensor:
         premises, hypotheses = (torch.cat(column) for column in reps)
-        loss = sum(self.terms(premises, hypotheses, self._group.to(labels.device), labels).values())
+        loss = sum(self.terms(premises, hypotheses, self._groups, labels).values())
         return _backward_if(loss, with_backward)
 
     def get_config_dict(self) -> dict[str, Any]:

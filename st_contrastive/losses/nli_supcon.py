@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -159,11 +160,11 @@ class NLISupConLoss(nn.Module):
         sentence_features = list(sentence_features)
         sentence_features, text_group = same_for_every_layer(self, sentence_features,
                                                              lambda: self._model_inputs(sentence_features))
+        groups = None if labels is None else self.premise_groups_of(sentence_features, text_group, labels)
         premises, hypotheses = embed_columns(self.model, sentence_features)
         if labels is None:
             return [premises, hypotheses], self.classifier(premises, hypotheses)
-        group = text_group if text_group is not None else premise_groups(sentence_features[0]["input_ids"])
-        return self.terms(premises, hypotheses, group, labels)
+        return self.terms(premises, hypotheses, groups, labels)
 
     @staticmethod
     def _model_inputs(sentence_features) -> tuple[list[dict[str, torch.Tensor]], torch.Tensor | None]:
@@ -172,12 +173,27 @@ class NLISupConLoss(nn.Module):
         copies = [dict(features) for features in sentence_features]
         return copies, copies[0].pop("group", None)
 
-    def terms(self, premises: torch.Tensor, hypotheses: torch.Tensor, group: torch.Tensor, labels: torch.Tensor) -> dict[str, torch.Tensor]:
+    def premise_groups_of(self, sentence_features: list[dict[str, torch.Tensor]], text_group: torch.Tensor | None,
+                          labels: torch.Tensor) -> PremiseGroups:
+        """The batch's labels checked, its premise groups, and the anchors counted (those without an entailed
+        hypothesis drop out of SupCon), all read from the batch before the encoder runs: on a GPU these reads then
+        wait only for the batch's copy to the device, not for the forward pass."""
+        labels = labels.view(-1)
+        self.classifier.check_label_ids(labels)
+        group = text_group if text_group is not None else premise_groups(sentence_features[0]["input_ids"])
+        groups = PremiseGroups(group, int(group.max()) + 1)
+        if self.supcon_weight > 0:
+            with_positive = len(group[labels == self.entailment_label].unique())
+            self.anchors_seen += groups.count
+            self.anchors_without_positive += groups.count - with_positive
+            if with_positive == 0:
+                logger.warning("No premise in this batch has an entailed hypothesis: the SupCon term is zero.")
+        return groups
+
+    def terms(self, premises: torch.Tensor, hypotheses: torch.Tensor, groups: PremiseGroups,
+              labels: torch.Tensor) -> dict[str, torch.Tensor]:
         """``{"cross_entropy": (1−λ)·CE, "supcon": λ·SupCon}`` of the batch's embeddings (the active terms). Under a
         loss modifier's truncated (or earlier-layer) embeddings CE only where a head reads them (:meth:`head_for`)."""
-        if (labels < 0).any() or (labels >= self.num_labels).any():
-            bad = int(torch.nonzero((labels < 0) | (labels >= self.num_labels))[0])
-            raise ValueError(f"batch row {bad} has label {int(labels[bad])}; expected 0..{self.num_labels - 1}")
         losses = LossComponents()
         head = self.head_for(premises)
         if head is not None:
@@ -187,7 +203,7 @@ class NLISupConLoss(nn.Module):
             share = global_mean_factor(len(labels), labels.device, gather_across_devices=self.gather_across_devices)
             losses["cross_entropy"] = (1 - self.supcon_weight) * share * F.cross_entropy(logits, labels.view(-1))
         if self.supcon_weight > 0:
-            losses["supcon"] = self.supcon_weight * self.premise_supcon(premises, hypotheses, group, labels)
+            losses["supcon"] = self.supcon_weight * self.premise_supcon(premises, hypotheses, groups, labels)
         return losses
 
     def head_for(self, embeddings: torch.Tensor) -> NLIClassifier | None:
@@ -201,9 +217,9 @@ class NLISupConLoss(nn.Module):
         key = str(size)
         return self.size_classifiers[key] if key in self.size_classifiers else None  # noqa: SIM401 (no ModuleDict.get)
 
-    def premise_supcon(self, premises, hypotheses, group, labels) -> torch.Tensor:
+    def premise_supcon(self, premises, hypotheses, groups: PremiseGroups, labels) -> torch.Tensor:
         """SupCon with the first row of each premise group as the anchor and every hypothesis as a candidate."""
-        num_groups = int(group.max()) + 1
+        group, num_groups = groups.group.to(labels.device), groups.count
         first_row = torch.full((num_groups,), len(group), device=group.device).scatter_reduce(
             0, group, torch.arange(len(group), device=group.device), reduce="amin"
         )
@@ -217,12 +233,8 @@ class NLISupConLoss(nn.Module):
         positive = self._keep_at_most(positive, self.positives)
         negative = self._keep_at_most(negative, self.negatives)
         similarities = similarity_matrix(premises[first_row], candidates.embeddings, self.similarity)
-        loss, dropped = supcon(similarities, positive, positive | negative, self.temperature,
-                               gather_across_devices=self.gather_across_devices)
-        self.anchors_seen += num_groups
-        self.anchors_without_positive += int(dropped)
-        if dropped == num_groups:
-            logger.warning("No premise in this batch has an entailed hypothesis: the SupCon term is zero.")
+        loss, _ = supcon(similarities, positive, positive | negative, self.temperature,
+                         gather_across_devices=self.gather_across_devices)
         return loss
 
     def _keep_at_most(self, mask: torch.Tensor, k: str | int) -> torch.Tensor:
@@ -274,6 +286,14 @@ class NLISupConLoss(nn.Module):
     primaryClass = {cs.CL},
 }
 """
+
+
+@dataclass
+class PremiseGroups:
+    """The premise group id of each batch row (0 … count − 1) and their count."""
+
+    group: torch.Tensor
+    count: int
 
 
 def premise_groups(premise_input_ids: torch.Tensor) -> torch.Tensor:

@@ -144,13 +144,12 @@ class SCALeLoss(nn.Module):
         self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None
     ) -> dict[str, torch.Tensor] | tuple[list[torch.Tensor], torch.Tensor]:
         (features,) = sentence_features
+        if labels is not None:
+            labels = labels.view(-1)
+            self.classifier.check_label_ids(labels)
         views = self.views(features)
         if labels is None:
             return [views[0]], self.classifier(views[0])
-        labels = labels.view(-1)
-        if (labels < 0).any() or (labels >= self.num_labels).any():
-            bad = int(torch.nonzero((labels < 0) | (labels >= self.num_labels))[0])
-            raise ValueError(f"batch row {bad} has label {int(labels[bad])}; expected 0..{self.num_labels - 1}")
         losses = LossComponents()
         if not reduced_by_a_modifier(self.model, views[0]):  # the head reads the full embedding: CE at full size
             cross_entropy = torch.stack([F.cross_entropy(self.classifier(view), labels) for view in views]).mean()

@@ -85,18 +85,25 @@ class SupConLoss(nn.Module):
         self.gather_across_devices = gather_across_devices
 
     def forward(self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor) -> torch.Tensor:
+        sentence_features = list(sentence_features)
+        self.warn_without_positives(labels, len(sentence_features))
         embeddings = torch.cat([self.model(features)["sentence_embedding"] for features in sentence_features])
         labels = labels.repeat(len(embeddings) // len(labels))  # several text columns share the row's label
         return self.compute_loss(embeddings, labels)
+
+    def warn_without_positives(self, labels: torch.Tensor, columns: int) -> None:
+        """Warn when no sentence of the batch can have a positive: one text column and no label twice. Read from
+        the labels before the encoder runs, so on a GPU it waits only for the batch's copy, not for the forward
+        pass. With ``gather_across_devices`` another rank may hold the positives, and nothing is said."""
+        if columns == 1 and not self.gather_across_devices and len(labels.unique()) == len(labels):
+            logger.warning("No sentence in this batch shares its label with another: SupCon term is zero.")
 
     def compute_loss(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         candidates = gather_candidates(embeddings, labels, gather_across_devices=self.gather_across_devices)
         similarities = similarity_matrix(embeddings, candidates.embeddings, self.similarity)
         positives = labels[:, None] == candidates.labels[None, :]
-        loss, dropped = supcon(similarities, positives, candidates.not_self(len(embeddings)), self.temperature,
-                               gather_across_devices=self.gather_across_devices)
-        if dropped == len(embeddings):
-            logger.warning("No sentence in this batch shares its label with another: SupCon term is zero.")
+        loss, _ = supcon(similarities, positives, candidates.not_self(len(embeddings)), self.temperature,
+                         gather_across_devices=self.gather_across_devices)
         return loss
 
     def get_config_dict(self) -> dict[str, Any]:
