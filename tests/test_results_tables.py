@@ -1,0 +1,271 @@
+"""Every results table of the README and the docs pages names the command that made it, and its wall time.
+
+A table is a header row, a ``|---|`` separator and body rows (README.md and docs/*.md; not docs/results/, whose
+tables the scripts there write). A **results table** is one of measured figures: a body cell begins with a decimal
+number (``86.72``, ``**87.29 ± 0.19**``, ``2.75 s``, ``22.9×``, ``+0.03``). Targets (``≤ 1.05``), settings
+(``128``, ``4,518 Wikipedia articles``) and option or reference tables have none, so they are not results; no table
+of the docs needs an exception to this rule.
+
+The line directly before a results table says what made it:
+
+    <!-- results: COMMAND | WALL TIME -->
+
+COMMAND is the one the page names, several joined by ``&&`` or ``;``, each of them checked here without running:
+``st-contrastive SUBCOMMAND ...`` must parse with that command's own parser (a comparison command passes the
+options it does not take on to the command it runs, as its ``main`` does); ``python PATH ...`` and
+``.venv/bin/python PATH ...`` must name a file of the repository (``python -m benchmarks`` the package,
+``python -c CODE`` code that compiles); ``make TARGET`` a target of the Makefile. WALL TIME is what the page states
+for the command (on 2 cores), or ``wall time not recorded``. A marker with no table after it is stale. The tables
+themselves are not regenerated: that takes hours.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib
+import io
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MARKER = re.compile(r"^\s*<!--\s*results:(.*?)-->\s*$")
+MEASURED = re.compile(r"^[+\-−]?\d+\.\d+")  # a cell opening with a decimal number: 86.72, 25.79 ± 3.59, 2.75 s
+PYTHONS = ("python", "python3", ".venv/bin/python")
+# The comparison commands parse their own options and pass the rest on to the command they run.
+PASSED_ON = {"declutr-ablation": "declutr", "chain": "declutr", "supcon-sweep": "supcon"}
+
+# Results tables whose page names no command that made them, by (file, header row). Each is a gap to close: find
+# the command, add the marker, and take the table off this list. None at present.
+MISSING_COMMAND: dict[tuple[str, str], str] = {}
+
+
+@dataclass
+class Table:
+    path: str  # as shown in messages: README.md, docs/scale.md
+    line: int  # of the header row, from 1
+    header: str
+    rows: list[list[str]]
+    marker: str | None  # the text of the results marker on the line before, if there is one
+
+    @property
+    def is_results(self) -> bool:
+        return any(MEASURED.match(cell.strip("* ")) for row in self.rows for cell in row)
+
+
+def cells(row: str) -> list[str]:
+    row = row.strip().removeprefix("|")
+    row = row[:-1] if row.endswith("|") and not row.endswith("\\|") else row
+    return [cell.strip() for cell in re.split(r"(?<!\\)\|", row)]  # \| is a pipe inside a cell
+
+
+def is_separator(line: str) -> bool:
+    line = line.strip()
+    return "|" in line and "-" in line and set(line) <= set("|-: ")
+
+
+def tables(text: str, path: str) -> list[Table]:
+    """The tables of a page outside code blocks, each with the results marker on the line before it (if any)."""
+    lines, found, in_code = text.splitlines(), [], False
+    for number, line in enumerate(lines):
+        if line.strip().startswith("```"):
+            in_code = not in_code
+        if in_code or number == 0 or not is_separator(line) or "|" not in lines[number - 1]:
+            continue
+        body = []
+        for row in lines[number + 1:]:
+            if "|" not in row or not row.strip():
+                break
+            body.append(cells(row))
+        marker = MARKER.match(lines[number - 2]) if number >= 2 else None
+        found.append(Table(path, number, lines[number - 1].strip(), body, marker.group(1).strip() if marker else None))
+    return found
+
+
+def stale_markers(text: str, path: str) -> list[str]:
+    """Results markers outside code blocks that no table follows, as FILE:LINE."""
+    marked = {table.line - 1 for table in tables(text, path) if table.marker is not None}
+    found, in_code = [], False
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip().startswith("```"):
+            in_code = not in_code
+        elif not in_code and MARKER.match(line) and number not in marked:
+            found.append(f"{path}:{number}")
+    return found
+
+
+def commands(text: str) -> list[list[str]]:
+    """The argv of each command of a marker: shell words, commands joined by && or ;."""
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&")
+    lexer.whitespace_split, lexer.commenters = True, ""
+    argvs: list[list[str]] = [[]]
+    for word in lexer:
+        if word in ("&&", ";"):
+            argvs.append([])
+        else:
+            argvs[-1].append(word)
+    return [argv for argv in argvs if argv]
+
+
+def parse_error(argv: list[str]) -> str | None:
+    """argparse's last line on stderr for ``st-contrastive argv`` (an error, or a deprecated spelling's warning);
+    None when it parses. The parsers are built and read, nothing runs."""
+    from st_contrastive.cli import COMMANDS
+
+    if not argv or argv[0] not in COMMANDS:
+        return "no such command"
+
+    def parser(name):
+        return importlib.import_module(COMMANDS[name][0].__module__).build_parser()
+
+    said = io.StringIO()
+    with contextlib.redirect_stderr(said), contextlib.redirect_stdout(io.StringIO()), \
+            contextlib.suppress(SystemExit):
+        command, args = parser(argv[0]), argv[1:]
+        if argv[0] in PASSED_ON:  # as its main() does: its own options, then the rest under its name
+            _, args = command.parse_known_args(args)
+            outer, command = command, parser(PASSED_ON[argv[0]])
+            command.prog = outer.prog
+        command.parse_args(args)
+    lines = said.getvalue().strip().splitlines()
+    return lines[-1].removeprefix(f"{command.prog}: ") if lines else None
+
+
+@functools.cache
+def make_targets() -> set[str]:
+    text = (ROOT / "Makefile").read_text(encoding="utf-8")
+    return set(re.findall(r"^([\w.-]+)\s*:(?!=)", text, flags=re.MULTILINE))
+
+
+def command_problem(argv: list[str]) -> str | None:
+    program, args = argv[0], argv[1:]
+    if program == "st-contrastive":
+        return parse_error(args)
+    if program in PYTHONS and args[:1] == ["-m"]:
+        module = ROOT / args[1].replace(".", "/") if len(args) > 1 else ROOT
+        found = (module / "__main__.py").is_file() or module.with_suffix(".py").is_file()
+        return None if len(args) > 1 and found else f"no module {' '.join(args[1:2])} in the repository"
+    if program in PYTHONS and args[:1] == ["-c"]:
+        try:
+            compile(args[1], "<-c>", "exec")
+        except (IndexError, SyntaxError) as error:
+            return f"the code does not compile: {error}"
+        return None
+    if program in PYTHONS:
+        return None if args and (ROOT / args[0]).is_file() else f"no file {' '.join(args[:1])} in the repository"
+    if program == "make":
+        missing = [word for word in args if "=" not in word and not word.startswith("-") and word not in make_targets()]
+        return f"no target {', '.join(missing)} in the Makefile" if missing else None
+    return "not a command this test checks (st-contrastive, python or make)"
+
+
+def problems(table: Table) -> list[str]:
+    """What keeps a results table from naming its command and wall time; each names the file and line."""
+    if table.marker is None:
+        return [(f"{table.path}:{table.line}: results table {table.header} has no "
+                 "'<!-- results: COMMAND | WALL TIME -->' line before it")]
+    where = f"{table.path}:{table.line - 1}"
+    command, _, wall = table.marker.partition(" | ")
+    found = [] if wall.strip() else [f"{where}: no wall time after ' | ' ('wall time not recorded' if none is stated)"]
+    argvs = commands(command)
+    if not argvs:
+        found.append(f"{where}: no command")
+    for argv in argvs:
+        problem = command_problem(argv)
+        if problem:
+            found.append(f"{where}: {' '.join(argv[:2])}: {problem}")
+    return found
+
+
+def pages() -> dict[str, str]:
+    paths = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    return {path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8") for path in paths}
+
+
+DOCS_TABLES = [table for path, text in pages().items() for table in tables(text, path)]
+RESULTS = [table for table in DOCS_TABLES if table.is_results]
+
+
+def test_the_rule_finds_the_results_tables_of_the_docs():
+    """Guards the parametrized test below, which would pass with nothing found."""
+    assert len(DOCS_TABLES) >= 30 and len(RESULTS) >= 20
+
+
+@pytest.mark.parametrize("table", RESULTS, ids=[f"{table.path}:{table.line}" for table in RESULTS])
+def test_each_results_table_names_its_command_and_wall_time(table):
+    if (table.path, table.header) in MISSING_COMMAND:
+        assert table.marker is None, f"{table.path}:{table.line} has a marker now: take it off MISSING_COMMAND"
+        pytest.skip(f"no command named: {MISSING_COMMAND[table.path, table.header]}")
+    assert problems(table) == []
+
+
+def test_the_known_gaps_are_results_tables_of_the_docs():
+    """An entry of MISSING_COMMAND whose table moved or changed its header would hide nothing: it must go."""
+    assert set(MISSING_COMMAND) <= {(table.path, table.header) for table in RESULTS}
+
+
+def test_no_marker_is_stale():
+    assert [where for path, text in pages().items() for where in stale_markers(text, path)] == []
+
+
+# The detector itself, on small pages.
+
+RESULTS_TABLE = "| arm | accuracy |\n|---|---|\n| ce | 86.72 |\n"
+
+
+def test_a_results_table_without_a_marker_is_reported():
+    (table,) = tables("Measured:\n\n" + RESULTS_TABLE, "page.md")
+    assert table.is_results
+    assert problems(table) == [
+        "page.md:3: results table | arm | accuracy | has no '<!-- results: COMMAND | WALL TIME -->' line before it"]
+
+
+def test_options_targets_and_settings_tables_are_not_results_measured_figures_are():
+    options = "| option | meaning |\n|---|---|\n| `--temperature` | τ, default `0.05` |\n| `--batch-size` | 16 |\n"
+    targets = "| figure | target |\n|---|---|\n| step ratio | ≤ 1.05 |\n| parse | ≥ 1,000 sentences/s |\n"
+    measured = "| cell | batched | ratio |\n|---|---|---|\n| binary | 1,011 sentences/s | **20.5×** |\n"
+    assert [table.is_results for table in tables(f"{options}\n{targets}\n{measured}", "page.md")] == [
+        False, False, True]
+
+
+def test_a_marker_with_commands_that_exist_is_accepted():
+    # supcon-sweep passes --temperature on to supcon, chain passes --max-span-length on to declutr
+    marker = ("<!-- results: st-contrastive supcon-sweep --model m --supcon-weight 0 0.3 --temperature 0.1 && "
+              "st-contrastive chain --model m --max-span-length 64; make bench && "
+              "python benchmarks/tree_lstm_throughput.py && python -m benchmarks --only cached_memory"
+              " | 100 min on 2 cores -->\n")
+    (table,) = tables(marker + RESULTS_TABLE, "page.md")
+    assert problems(table) == []
+
+
+@pytest.mark.parametrize(("marker", "problem"), [
+    ("st-contrastive declutr --max-steps 150 --no-such-option 1 | 5 min on 2 cores",
+     "st-contrastive declutr: error: unrecognized arguments: --no-such-option 1"),
+    ("st-contrastive supcon-sweep --max-span-length 64 | 5 min on 2 cores",  # passed on to supcon, which lacks it
+     "st-contrastive supcon-sweep: error: unrecognized arguments: --max-span-length 64"),
+    ("st-contrastive declutr --documents wiki | 5 min on 2 cores",  # an old spelling still parses, with a warning
+     ("st-contrastive declutr: warning: --documents is deprecated and will be removed in the next release; "
+      "use --dataset")),
+    ("st-contrastive train | 5 min on 2 cores", "st-contrastive train: no such command"),
+    ("make bench && make benchmark | 15 min on 2 cores", "make benchmark: no target benchmark in the Makefile"),
+    ("python benchmarks/missing.py | 1 min on 2 cores",
+     "python benchmarks/missing.py: no file benchmarks/missing.py in the repository"),
+    ("python -m nowhere | 1 min on 2 cores", "python -m: no module nowhere in the repository"),
+    ("python -c 'print(' | 1 min on 2 cores",
+     "python -c: the code does not compile: '(' was never closed (<-c>, line 1)"),
+    ("bash run.sh | 1 min on 2 cores", "bash run.sh: not a command this test checks (st-contrastive, python or make)"),
+    ("make bench", "no wall time after ' | ' ('wall time not recorded' if none is stated)"),
+])
+def test_a_marker_that_names_no_real_command_or_no_wall_time_is_reported(marker, problem):
+    (table,) = tables(f"<!-- results: {marker} -->\n" + RESULTS_TABLE, "page.md")
+    assert problems(table) == [f"page.md:1: {problem}"]  # the marker's file and line
+
+
+def test_a_marker_that_no_table_follows_is_stale():
+    text = "<!-- results: make bench | 15 min on 2 cores -->\n\n" + RESULTS_TABLE
+    code = "\n```\n<!-- results: x | y -->\n```\n"  # a marker shown in a code block is text, not a marker
+    assert stale_markers(text + code, "page.md") == ["page.md:1"]
