@@ -35,9 +35,10 @@ CHANGEABLE_ON_RESUME = {
     "eval_batch_size", "eval_max_rows", "eval_folds", "skip_before", "save_masked_lm", "mlm_head_warmup_steps",
     "mlm_head_learning_rate", "parse_cache",
 }
-# Where a run is, what it is called and how it is published are not settings of the training.
+# Where a run is, what it is called and how it is published are not settings of the training; the per-parameter
+# learning rates are derived from options that are compared (supcon's --head-learning-rate).
 NOT_COMPARED = {"output", "name", "push_to_hub", "training.output_dir", "training.resume_from_checkpoint",
-                "training.overwrite"}
+                "training.overwrite", "training.learning_rate_mapping"}
 OPTION_NAMES = {"attention": "--no-attention", "objectives": "--objective", "acquisitions": "--acquisition"}
 
 

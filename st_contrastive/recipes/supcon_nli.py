@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import ClassVar
 
 from st_contrastive import options
+from st_contrastive.config.active_learning import RoundTraining
 from st_contrastive.config.evaluation import expand_tasks
 from st_contrastive.config.training import TrainSettings
 from st_contrastive.data_dir import SHARED_NLI
-from st_contrastive.options import option
+from st_contrastive.options import option, same_option
 from st_contrastive.recipes import shared_options as shared
 from st_contrastive.recipes.input_checks import SettingChecks, check_training
 from st_contrastive.recipes.push import check_push
@@ -61,6 +62,9 @@ class SupConNLIConfig:
     mini_batch_size: int = option(0, group=OBJECTIVE, help="embed N sentences at a time with GradCache "
                                   "(CachedNLISupConLoss): same loss and gradients in the memory of N sentences (0: "
                                   "one pass)")
+    head_learning_rate: float | None = same_option(RoundTraining, "head_learning_rate", None, group=OBJECTIVE,
+                                                   help="learning rate of the softmax head(s) (unset: --learning-rate, "
+                                                   "the paper's)")
     classifier_hidden_size: int | None = option(None, group=OBJECTIVE, help="hidden units of a two-layer softmax head "
                                                 "(the paper's); unset: SBERT's one-layer head, with which λ=0 equals "
                                                 "sentence-transformers' SoftmaxLoss")
@@ -106,6 +110,7 @@ def check_inputs(config: SupConNLIConfig) -> Path:
         if value != "all" and not (isinstance(value, int) and value >= 1):
             checks.add(flag, value, "use all, or a number of at least 1")
     checks.choice("--similarity", config.similarity, SIMILARITIES)
+    checks.above("--head-learning-rate", config.head_learning_rate)
     checks.at_least("--classifier-hidden-size", config.classifier_hidden_size, 1)
     checks.at_least("--mini-batch-size", config.mini_batch_size, 0, why=" (0: one pass)")
     checks.call("--eval-tasks", config.eval_tasks, lambda: expand_tasks(config.eval_tasks))
@@ -161,6 +166,8 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
         model, classifier.to(model.device), supcon_weight=config.supcon_weight, temperature=config.temperature,
         positives=config.positives, negatives=config.negatives, similarity=config.similarity,
         seed=config.training.seed, gather_across_devices=is_distributed(), size_classifiers=size_classifiers, **cache)
+    if config.head_learning_rate:  # ST's per-parameter rates; "classifier" names the size heads' parameters too
+        config.training.learning_rate_mapping = {"classifier": config.head_learning_rate}
     evaluator = dev_curve_evaluator(config)
     config, run = train_recorded(model, with_matryoshka(model, loss, config), dataset, config, output,
                                  batch_sampler=PremiseGroupBatchSampler,
