@@ -309,7 +309,7 @@ def test_supcon_command_saves_a_head_per_size_that_reads_what_it_trained_on(tmp_
     output = tmp_path / "run"
     cli_main(["supcon", "--model", tiny_mlm_dir, "--dataset", "snli-dev", "--max-rows", "48", "--batch-size", "12",
               "--max-steps", "2", "--eval-tasks", "--matryoshka-dims", "32", "16", "--matryoshka-heads", "per-size",
-              "--output", str(output)])
+              "--head-learning-rate", "0.01", "--output", str(output)])
     full, at_16 = load_nli_classifier(output / "nli_head"), load_nli_classifier(output / "nli_head-16")
     assert (full.embedding_dimension, at_16.embedding_dimension) == (32, 16)
     # Trained on MatryoshkaLoss's unit vectors, each head normalizes what it reads: the scale of its input is moot.
@@ -317,6 +317,22 @@ def test_supcon_command_saves_a_head_per_size_that_reads_what_it_trained_on(tmp_
     u, v = torch.randn(3, 16), torch.randn(3, 16)
     assert torch.allclose(at_16(u, v), at_16(5 * u, 0.5 * v), atol=1e-5)
     assert json.loads((output / "results.json").read_text())["config"]["matryoshka_heads"] == "per-size"
+    # --head-learning-rate: sentence-transformers' optimizer, built with the run's recorded settings, gives every
+    # head (full size and per size) that rate and the encoder the command's own.
+    from st_contrastive.models import NLIClassifier
+    from st_contrastive.recipes.run_folder import SETTINGS_NAME
+    from st_contrastive.training import ContrastiveTrainer
+
+    recorded = json.loads((output / SETTINGS_NAME).read_text())["training"]
+    settings = TrainSettings(output_dir=str(tmp_path / "optimizer"), learning_rate=recorded["learning_rate"],
+                             learning_rate_mapping=recorded["learning_rate_mapping"])
+    model = SentenceTransformer(str(output), device="cpu")
+    loss = NLISupConLoss(model, size_classifiers={16: NLIClassifier(16)})
+    trainer = ContrastiveTrainer(model=model, args=settings.training_arguments(), loss=loss,
+                                 train_dataset=Dataset.from_dict({"premise": ["a"], "hypothesis": ["b"], "label": [0]}))
+    rate = {id(p): group["lr"] for group in trainer.create_optimizer().param_groups for p in group["params"]}
+    assert {rate[id(p)] for p in [*loss.classifier.parameters(), *loss.size_classifiers.parameters()]} == {0.01}
+    assert {rate[id(p)] for p in model.parameters()} == {2e-5}
 
 
 def test_a_size_above_the_models_is_named_before_any_evaluation(tmp_path, tiny_mlm_dir, capsys):
