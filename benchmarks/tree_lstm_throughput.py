@@ -5,7 +5,8 @@ than one sentence are skipped and counted), and constituency trees by head proje
 a forward pass over every tree, the sum of the root hidden states, and its backward pass. The batched cell runs
 the whole set at once, TreeBatch construction included (also reported alone); the naive recursion
 (benchmarks/naive_tree_lstm.py) runs sentence by sentence. Prints sentences/s of both and the ratio
-(target >= 50x, both cells).
+(target >= 50x, both cells), and the ceiling of that ratio on the machine: the naive step over the batched step's
+matrix products alone, timed as dense products of the same shapes (FLOPs a batched cell cannot avoid).
 
     python benchmarks/tree_lstm_throughput.py [--sentences 256] [--input-size 300] [--hidden-size 300] [--repeats 5]
                                               [--threads N]
@@ -89,6 +90,31 @@ def naive_step(cell, words, sentences, trees) -> float:
     return time.perf_counter() - start
 
 
+def matrix_products(cell, batch: TreeBatch) -> list[tuple[int, int, int]]:
+    """The step's matrix products as (rows, inner, outer) shapes; every other operation of the cell is elementwise
+    or a gather/scatter. Child-sum: the leaves' words through i, o, u, the inner nodes' words through every gate
+    and the attention query, their child sums through U^{iou}, every edge's child through U^f and the attention key.
+    Binary: the leaves' words through the input gates, the inner nodes' two children through [U^L; U^R]."""
+    H, leaves = cell.hidden_size, len(batch.levels[0].nodes)
+    inner_nodes = batch.num_nodes - leaves
+    if isinstance(cell, BinaryTreeLSTMCell):
+        return [(leaves, cell.input_size, 5 * H), (inner_nodes, 2 * H, 5 * H)]
+    edges = sum(len(level.edge_child) for level in batch.levels)
+    extra = H if cell.attention else 0
+    return [(leaves, cell.input_size, 3 * H), (inner_nodes, cell.input_size, 4 * H + extra), (inner_nodes, H, 3 * H),
+            (edges, H, H + extra)]
+
+
+def matrix_product_step(shapes: list[tuple[int, int, int]]) -> float:
+    """Seconds for those products alone, forward and backward (inputs and weights both get gradients), as dense
+    matrices: the time the batched step would take if everything but its arithmetic cost nothing."""
+    operands = [(torch.randn(rows, inner, requires_grad=True), torch.randn(inner, outer, requires_grad=True))
+                for rows, inner, outer in shapes]
+    start = time.perf_counter()
+    sum((a @ b).sum() for a, b in operands).backward()
+    return time.perf_counter() - start
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sentences", type=int, default=256, help="parsed sentences per step")
@@ -123,8 +149,10 @@ def main(argv: list[str] | None = None) -> dict:
         with torch.no_grad():  # both implementations compute the same thing before either is timed
             torch.testing.assert_close(cell(inputs, batch)[0][batch.roots],
                                        torch.stack(list(naive_roots(cell, words, sentences, trees))))
-        times = {"batched": [], "build": [], "naive": []}
+        times = {"batched": [], "build": [], "naive": [], "matrix_products": []}
+        shapes = matrix_products(cell, batch)
         for step in range(args.repeats + 1):
+            times["matrix_products"].append(matrix_product_step(shapes))
             # Alternate the order so neither implementation profits from a warmer cache.
             for kind in ("batched", "naive")[:: 1 if step % 2 else -1]:
                 cell.zero_grad()
@@ -141,6 +169,10 @@ def main(argv: list[str] | None = None) -> dict:
             "batched_sentences_per_second": len(sentences) / median["batched"],
             "naive_sentences_per_second": len(sentences) / median["naive"],
             "batched_over_naive": median["naive"] / median["batched"],
+            # The ceiling of that ratio on this machine: the naive step over the batched step's arithmetic alone.
+            "matrix_product_gflop": sum(2 * 3 * r * i * o for r, i, o in shapes) / 1e9,
+            "naive_over_matrix_products": median["naive"] / median["matrix_products"],
+            "batched_over_matrix_products": median["batched"] / median["matrix_products"],
         }
 
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
@@ -157,6 +189,12 @@ def main(argv: list[str] | None = None) -> dict:
               f"{build * 1000:>7.1f}ms ({build / r['median_seconds']['batched']:.0%})")
     print("target: batched / naive >= 50x; the batched figure includes building the TreeBatch (shown alone, with "
           "its share of the batched step)")
+    print("the ceiling on this machine: the step's matrix products alone (forward + backward, dense, same shapes)")
+    for name, r in results["cells"].items():
+        seconds = r["median_seconds"]["matrix_products"]
+        print(f"{name:<22} {r['matrix_product_gflop']:.2f} GFLOP in {seconds * 1000:.1f}ms "
+              f"({r['matrix_product_gflop'] / seconds:.0f} GFLOP/s): naive / products {r['naive_over_matrix_products']:.1f}x; "
+              f"the batched step takes {r['batched_over_matrix_products']:.2f}x the products' time")
     return results
 
 

@@ -31,34 +31,42 @@ class ChildSumTreeLSTMCell(nn.Module):
     def forward(self, inputs: torch.Tensor, batch: TreeBatch) -> tuple[torch.Tensor, torch.Tensor]:
         """``inputs``: one row per node. Returns ``(h, c)`` of every node, ``(num_nodes, hidden_size)``."""
         H = self.hidden_size
-        gates_x = self.input_gates(inputs)
-        queries = self.query(inputs) if self.attention else None
-        h = inputs.new_zeros(batch.num_nodes, H)
-        c = inputs.new_zeros(batch.num_nodes, H)
-        for height, level in enumerate(batch.levels):
+        # The step is bound by its matrix products: each is computed only for the nodes that read it. A leaf (height
+        # 0) has no children, so no forget gate and no attention query: its word goes through i, o, u alone.
+        x_weight, x_bias = self.input_gates.weight, self.input_gates.bias
+        if self.attention:
+            x_weight, x_bias = torch.cat([x_weight, self.query.weight]), torch.cat([x_bias, self.query.bias])
+        leaves = batch.levels[0].nodes
+        i, o, u = F.linear(inputs[leaves], x_weight[: 3 * H], x_bias[: 3 * H]).chunk(3, dim=-1)
+        cell = torch.sigmoid(i) * torch.tanh(u)
+        h = inputs.new_zeros(batch.num_nodes, H).index_copy(0, leaves, torch.sigmoid(o) * torch.tanh(cell))
+        c = inputs.new_zeros(batch.num_nodes, H).index_copy(0, leaves, cell)
+        if len(batch.levels) == 1:
+            return h, c
+        # Every inner node's gates from its word in one product; the levels' rows are consecutive slices of it.
+        inner_gates = F.linear(inputs[torch.cat([level.nodes for level in batch.levels[1:]])], x_weight, x_bias)
+        # Each child once through U^f and (attention) the key W_p h_k + b_p: one product per level.
+        child_weight, child_bias = self.hidden_f.weight, None
+        if self.attention:
+            child_weight = torch.cat([child_weight, self.key.weight])
+            child_bias = torch.cat([self.key.bias.new_zeros(H), self.key.bias])
+        first = 0
+        for level in batch.levels[1:]:
             n = len(level.nodes)
-            x_part = gates_x[level.nodes]
-            if height == 0:  # the leaves (height 0 holds exactly them): no children, no hidden products
-                i, o, u = x_part[:, : 3 * H].chunk(3, dim=-1)
-                cell = torch.sigmoid(i) * torch.tanh(u)
-                h.index_copy_(0, level.nodes, torch.sigmoid(o) * torch.tanh(cell))
-                c.index_copy_(0, level.nodes, cell)
-                continue
+            gates, first = inner_gates[first : first + n], first + n
             child_h, child_c = h[level.edge_child], c[level.edge_child]
             parent = level.edge_parent_position
-            if self.attention and len(parent):
-                scores = F.cosine_similarity(queries[level.nodes][parent], self.key(child_h), dim=-1)
+            from_children = F.linear(child_h, child_weight, child_bias)
+            if self.attention:
+                scores = F.cosine_similarity(gates[parent, 4 * H :], from_children[:, H:], dim=-1)
                 weights = scores.exp()  # cosine is in [-1, 1]: no overflow, no max to subtract
                 weights = weights / weights.new_zeros(n).index_add(0, parent, weights)[parent]
-                child_h_weighted = weights[:, None] * child_h
-            else:
-                child_h_weighted = child_h
-            h_tilde = child_h.new_zeros(n, H).index_add(0, parent, child_h_weighted)
-            i, o, u = (x_part[:, : 3 * H] + self.hidden_iou(h_tilde)).chunk(3, dim=-1)
-            forget = torch.sigmoid(x_part[parent, 3 * H :] + self.hidden_f(child_h))
+                child_h = weights[:, None] * child_h
+            h_tilde = child_h.new_zeros(n, H).index_add(0, parent, child_h)
+            i, o, u = (gates[:, : 3 * H] + self.hidden_iou(h_tilde)).chunk(3, dim=-1)
+            forget = torch.sigmoid(gates[parent, 3 * H : 4 * H] + from_children[:, :H])
             cell = torch.sigmoid(i) * torch.tanh(u) + child_c.new_zeros(n, H).index_add(0, parent, forget * child_c)
-            hidden = torch.sigmoid(o) * torch.tanh(cell)
-            h.index_copy_(0, level.nodes, hidden)
+            h.index_copy_(0, level.nodes, torch.sigmoid(o) * torch.tanh(cell))
             c.index_copy_(0, level.nodes, cell)
         return h, c
 
