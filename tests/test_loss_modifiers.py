@@ -308,15 +308,15 @@ def test_supcon_command_saves_a_head_per_size_that_reads_what_it_trained_on(tmp_
 
     output = tmp_path / "run"
     cli_main(["supcon", "--model", tiny_mlm_dir, "--dataset", "snli-dev", "--max-rows", "48", "--batch-size", "12",
-              "--max-steps", "2", "--eval-tasks", "--matryoshka-dims", "32", "16", "--matryoshka-heads", "per-size",
-              "--head-learning-rate", "0.01", "--output", str(output)])
+              "--max-steps", "2", "--eval-tasks", "--matryoshka-dims", "32", "16", "--head-learning-rate", "0.01",
+              "--output", str(output)])  # a head per size: the default, chosen on SNLI dev
     full, at_16 = load_nli_classifier(output / "nli_head"), load_nli_classifier(output / "nli_head-16")
     assert (full.embedding_dimension, at_16.embedding_dimension) == (32, 16)
     # Trained on MatryoshkaLoss's unit vectors, each head normalizes what it reads: the scale of its input is moot.
     assert full.normalize and at_16.normalize
     u, v = torch.randn(3, 16), torch.randn(3, 16)
     assert torch.allclose(at_16(u, v), at_16(5 * u, 0.5 * v), atol=1e-5)
-    assert json.loads((output / "results.json").read_text())["config"]["matryoshka_heads"] == "per-size"
+    assert json.loads((output / "results.json").read_text())["config"]["matryoshka_heads"] is None
     # --head-learning-rate: sentence-transformers' optimizer, built with the run's recorded settings, gives every
     # head (full size and per size) that rate and the encoder the command's own.
     from st_contrastive.models import NLIClassifier

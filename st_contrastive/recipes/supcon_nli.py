@@ -72,9 +72,10 @@ class SupConNLIConfig:
     eval_batch_size: int = shared.eval_batch_size()
     eval_max_rows: int | None = shared.eval_max_rows()
     matryoshka_dims: list[int] | None = shared.matryoshka_dims()
-    matryoshka_heads: str = option("full", group=OBJECTIVE, choices=["full", "per-size"], help="with "
-                                   "--matryoshka-dims: the head's CE at full size only, or a head of its own per "
-                                   "size (saved as nli_head-<size>)")
+    matryoshka_heads: str | None = option(None, group=OBJECTIVE, choices=["full", "per-size"], help="with "
+                                          "--matryoshka-dims: a head of its own per size (saved as nli_head-<size>; "
+                                          "unset: this, better on SNLI dev in docs/loss-modifiers.md) or the head's "
+                                          "CE at full size only")
     no_base_eval: bool = shared.no_base_eval(deprecated=("--skip-before",))
     output: str | None = shared.output(help="output folder; default runs/<name>")
     name: str | None = shared.name("default supcon-nli-<λ>-<P>p<N>n, or ce-nli for λ=0")
@@ -118,9 +119,11 @@ def check_inputs(config: SupConNLIConfig) -> Path:
     checks.at_least("--eval-max-rows", config.eval_max_rows, 1)
     for dim in config.matryoshka_dims or []:
         checks.at_least("--matryoshka-dims", dim, 1)
-    checks.choice("--matryoshka-heads", config.matryoshka_heads, ["full", "per-size"])
-    if config.matryoshka_heads == "per-size" and not config.matryoshka_dims:
-        checks.add("--matryoshka-heads", config.matryoshka_heads, "needs --matryoshka-dims (the sizes to give heads)")
+    if config.matryoshka_heads is not None:
+        checks.choice("--matryoshka-heads", config.matryoshka_heads, ["full", "per-size"])
+        if not config.matryoshka_dims:
+            checks.add("--matryoshka-heads", config.matryoshka_heads, "needs --matryoshka-dims (the sizes of the "
+                       "heads)")
     checks.call("--push-to-hub", config.push_to_hub, lambda: check_push(config.push_to_hub))
     check_training(checks, config.training)
     output = Path(config.output or Path("runs") / (config.name or run_name(config)))
@@ -160,7 +163,7 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
     head = {"hidden_size": config.classifier_hidden_size, "normalize": bool(config.matryoshka_dims)}
     classifier = NLIClassifier(full, **head)
     size_classifiers = {dim: NLIClassifier(dim, **head).to(model.device)
-                        for dim in config.matryoshka_dims or [] if dim < full and config.matryoshka_heads == "per-size"}
+                        for dim in config.matryoshka_dims or [] if dim < full and config.matryoshka_heads != "full"}
     cache = {"mini_batch_size": config.mini_batch_size} if config.mini_batch_size else {}
     loss = (CachedNLISupConLoss if cache else NLISupConLoss)(
         model, classifier.to(model.device), supcon_weight=config.supcon_weight, temperature=config.temperature,
