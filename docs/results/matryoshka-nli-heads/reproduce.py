@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
 from pathlib import Path
 
 DIMS = ["384", "128", "64"]
@@ -58,10 +57,8 @@ def one_seed(seed: int, args) -> dict:
     for arm in ARMS:
         output = Path(args.runs) / f"{arm}-{seed}"
         if not (output / "results.json").exists():
-            start = time.perf_counter()
             cli_main([*command(args.max_rows, args.head_learning_rate), "--matryoshka-heads", arm, "--seed",
                       str(seed), "--output", str(output), "--overwrite"])
-            (output / "wall_seconds.txt").write_text(f"{time.perf_counter() - start:.0f}\n")
         results = json.loads((output / "results.json").read_text())
         by_dimension = results["by_dimension"]["after"]
         rows[arm] = {"stsb_dev": {DIMS[0]: results["after"]["stsb-dev"]["spearman"],
