@@ -197,6 +197,20 @@ def test_new_head_when_the_checkpoint_has_none(tmp_path, tiny_model, caplog, cap
     assert head.masked_lm.get_output_embeddings().weight is plain[0].auto_model.get_input_embeddings().weight
 
 
+def test_a_new_head_sits_where_the_encoder_is(tmp_path, tiny_model):
+    # On an H200 a new head stayed on the CPU under an encoder on the GPU, and the first step failed; the CPU's
+    # analogue is the dtype: an encoder in float64 gets a head in float64, tied to its embeddings.
+    tiny_model.save(str(tmp_path))
+    from sentence_transformers import SentenceTransformer
+
+    plain = SentenceTransformer(str(tmp_path), device="cpu").to(torch.float64)
+    plain[0].auto_model.config.name_or_path = str(tmp_path)
+    head = DeCLUTRLoss(plain).mlm_head
+    assert not head.pretrained
+    assert {(p.device.type, p.dtype) for p in head.parameters()} == {("cpu", torch.float64)}
+    assert head.masked_lm.get_output_embeddings().weight is plain[0].auto_model.get_input_embeddings().weight
+
+
 def test_save_masked_lm_round_trip(tmp_path, tiny_model):
     loss = DeCLUTRLoss(tiny_model)
     loss.save_masked_lm(str(tmp_path))

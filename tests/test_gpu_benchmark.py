@@ -5,12 +5,13 @@ precisions and write what a GPU run would."""
 import json
 
 
-def test_the_gpu_benchmark_runs_every_pair_in_both_precisions_on_the_cpu(tiny_mlm_dir, tmp_path):
+def test_the_gpu_benchmark_runs_every_pair_in_both_precisions_on_the_cpu(tiny_mlm_dir, parsed_books, tmp_path):
     from benchmarks import gpu_step
 
     output = tmp_path / "gpu.json"
     results = gpu_step.main(["--device", "cpu", "--encoders", tiny_mlm_dir, "--precisions", "fp32", "bf16",
                              "--batch-documents", "2", "--batch-pairs", "8", "--max-length", "48", "--repeats", "1",
+                             "--batch-sentences", "8", "--parsed", parsed_books, "--find-syncs",
                              "--output", str(output)])
     assert json.loads(output.read_text()) == json.loads(json.dumps(results))
     assert results["device"] == "cpu"
@@ -19,5 +20,6 @@ def test_the_gpu_benchmark_runs_every_pair_in_both_precisions_on_the_cpu(tiny_ml
     for row in results["rows"]:
         assert row["method_over_baseline"] > 0 and min(row["examples_per_second"].values()) > 0
         assert row["peak_mib"] is None  # peak memory is read on CUDA only
+        assert row["device_waits"] == {"method": [], "baseline": []}  # CUDA's debug mode alone sees them
     declutr = [r for r in results["rows"] if r["pair"] == "declutr-vs-mnrl"]
     assert all(r["method_tflops"] > 0 and r["mfu_of_bf16_peak"] is None for r in declutr)  # no card, no peak

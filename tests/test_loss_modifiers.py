@@ -242,7 +242,7 @@ def test_cached_losses_refuse_the_layer_modifiers_in_one_line(tiny_model, make):
 def test_multiview_refuses_a_modifier_in_one_line(tiny_model):
     loss = MultiViewBilinearLoss.__new__(MultiViewBilinearLoss)  # the check comes before anything multi-view
     torch.nn.Module.__init__(loss)
-    loss.model = tiny_model
+    loss.model, loss.context_size, loss.gather_across_devices = tiny_model, 1, False
     with pytest.raises(ValueError, match="train multi-view without MatryoshkaLoss"):
         MatryoshkaLoss(tiny_model, loss, [16, 8])([tiny_model.tokenize(["a b c", "d e f"])], None)
 

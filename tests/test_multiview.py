@@ -101,6 +101,18 @@ def test_a_batch_without_any_context_sentence_gives_a_zero_that_keeps_the_graph(
     assert all(p.grad is not None and not p.grad.any() for p in trained)
 
 
+def test_the_step_reads_nothing_back_from_the_device_once_the_views_run(corpus, host_reads, caplog):
+    # On a GPU each read of a tensor's value on the host waits for the device: the no-context warning is decided
+    # from the positions before the view encoders start.
+    _, sentences = corpus
+    model = small_model(sentences)
+    loss = MultiViewBilinearLoss(model)
+    texts = [s.text for s in sentences if len(s.tokens) > 3][:3]
+    with host_reads(model[1]) as reads, caplog.at_level("WARNING"):
+        loss([model.preprocess(texts)], torch.tensor([0, 1, 2])).backward()
+    assert reads == [] and "has a context sentence" not in caplog.text
+
+
 # Four sentences on two ranks: rank 0 holds three of one document, rank 1 a one-sentence document (no context on
 # any rank). Rank 1's loss must still reach backward, and the ranks' average must be the one-process loss.
 LONELY_POSITIONS = torch.tensor([0, 1, 2, 1_000_000])

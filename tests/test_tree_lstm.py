@@ -92,6 +92,27 @@ def test_binary_cell_equals_per_node_recursion():
     compare(cell, h[batch.roots], torch.stack(naive_roots), words)
 
 
+@pytest.mark.parametrize("cell_type", ["child-sum", "binary"])
+def test_under_bf16_autocast_the_states_take_the_gates_dtype(cell_type):
+    # CUDA's index_copy refuses float32 states filled with bfloat16 gates (seen on an H200); the CPU's casts
+    # silently, so the states' dtype is what this checks: the gates' under autocast, float32 without it.
+    heads = sentences()
+    if cell_type == "child-sum":
+        cell, batch = ChildSumTreeLSTMCell(6, 5), TreeBatch.from_heads(heads)
+    else:
+        trees = [binarize(project_heads(ParsedSentence(["w"] * len(s), ["X"] * len(s), s, ["dep"] * len(s))))
+                 for s in heads]
+        cell, batch = BinaryTreeLSTMCell(6, 5), TreeBatch.from_binary_trees(trees, [len(s) for s in heads])
+    inputs = torch.randn(batch.num_nodes, 6)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        h, c = cell(inputs, batch)
+    assert h.dtype == c.dtype == torch.bfloat16
+    h[batch.roots].float().sum().backward()
+    assert all(p.grad is not None and p.grad.dtype == torch.float32 for p in cell.parameters())
+    h, c = cell(inputs, batch)
+    assert h.dtype == c.dtype == torch.float32
+
+
 def test_binary_batches_refuse_unbinarized_trees():
     tree = project_heads(ParsedSentence(["a", "b", "c"], ["X"] * 3, [0, 1, 1], ["dep"] * 3))  # 3 children
     with pytest.raises(ValueError, match="binarize the tree first"):

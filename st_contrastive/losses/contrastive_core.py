@@ -44,8 +44,7 @@ class Candidates:
     def not_self(self, num_rows: int) -> torch.Tensor:
         """``(num_rows, candidates)`` mask that is False where local row ``i`` meets itself."""
         mask = torch.ones(num_rows, len(self.embeddings), dtype=torch.bool, device=self.embeddings.device)
-        rows = torch.arange(num_rows, device=mask.device)
-        mask[rows, rows + self.offset] = False
+        mask.diagonal(self.offset).fill_(False)  # (i, i + offset); an indexed assignment would wait for a GPU
         return mask
 
 

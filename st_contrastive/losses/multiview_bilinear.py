@@ -107,24 +107,35 @@ class MultiViewBilinearLoss(nn.Module):
         features = list(sentence_features)
         if len(features) != 1:
             raise ValueError(f"MultiViewBilinearLoss reads one column of consecutive sentences, got {len(features)}")
+        positions = labels if labels is not None else torch.arange(len(features[0]["input_ids"]))
+        self.warn_without_context(positions)
         output = self.model(features[0])
         if reduced_by_a_modifier(self.model, output["sentence_embedding"]):
             raise ValueError("MultiViewBilinearLoss scores the two views of the embedding [f(s); g(s)], which a "
                              "Matryoshka truncation or an earlier layer does not have: train multi-view without "
                              "MatryoshkaLoss, Matryoshka2dLoss or AdaptiveLayerLoss")
         f, g = output["view_embeddings"]
-        positions = labels if labels is not None else torch.arange(len(f), device=f.device)
-        loss, without_context = self.direction(f, g, self.bilinear, positions)
+        positions = positions.to(f.device)
+        loss, _ = self.direction(f, g, self.bilinear, positions)
         if self.symmetric:  # the same positives in both directions
             loss = (loss + self.direction(g, f, self.bilinear.T, positions)[0]) / 2
-        if without_context == len(f):
-            # A zero that keeps the graph, not an error: under DDP every rank must reach backward (the gradient
-            # all-reduce, the gather's backward), so one rank's batch of one-sentence documents must not stop the
-            # others; supcon counted this rank's share of the anchors as zero, so the global mean stays exact.
+        return loss
+
+    def warn_without_context(self, positions: torch.Tensor) -> None:
+        """Warn when no sentence of the batch has a context sentence in it: its loss is a zero that keeps the graph,
+        not an error, since under DDP every rank must reach backward (the gradient all-reduce, the gather's
+        backward) and supcon counts this rank's share of the anchors as zero, so the global mean stays exact. Read
+        from the positions before the encoder runs, so on a GPU it waits only for the batch's copy, not for the
+        forward pass. With ``gather_across_devices`` another rank may hold the context, and nothing is said."""
+        if self.gather_across_devices:
+            return
+        distance = (positions[:, None] - positions[None, :]).abs()
+        in_context = (distance <= self.context_size) & ~torch.eye(len(positions), dtype=torch.bool,
+                                                                  device=positions.device)
+        if not in_context.any():
             logger.warning("No sentence of this batch has a context sentence among the candidates (positions %s…): "
                            "its loss is zero. Batch consecutive sentences with ContextBlockBatchSampler.",
                            positions[:8].tolist())
-        return loss
 
     def direction(self, anchors: torch.Tensor, candidates: torch.Tensor, bilinear: torch.Tensor,
                   positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -51,18 +51,19 @@ class MaskedLMHead(nn.Module):
             logger.warning("%s has no MLM head: a new one was initialised (its decoder tied to the input embeddings), "
                            "so the MLM loss starts near ln(vocabulary size).", source or type(encoder).__name__)
         setattr(masked_lm, masked_lm.base_model_prefix, _GivenHiddenStates())
-        self.masked_lm = masked_lm
+        # Loaded or built on the CPU in float32: the head sits where the encoder is (a model on a GPU, in bf16).
+        self.masked_lm = masked_lm.to(device=encoder.device, dtype=encoder.dtype)
         self.tied = bool(getattr(config, "tie_word_embeddings", True))
         if self.tied:
             self.masked_lm.get_output_embeddings().weight = encoder.get_input_embeddings().weight
 
     def forward(self, token_embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """Mean cross-entropy over the positions whose label is not -100."""
-        chosen = labels != IGNORE_INDEX
-        # The vocabulary projection runs on the masked positions alone (about 15 %); selecting them is the step's one
-        # wait for the GPU (the count sets the shape). No other read: a batch that masks nothing gives 0, in the graph.
+        # The vocabulary projection runs on the masked positions alone (about 15 %); finding them is the step's one
+        # wait for the GPU (their count sets the shape). No other read: a batch that masks nothing gives 0, in the graph.
+        chosen = (labels != IGNORE_INDEX).nonzero(as_tuple=True)
         logits = self.masked_lm(inputs_embeds=token_embeddings[chosen].unsqueeze(0)).logits[0]
-        return F.cross_entropy(logits, labels[chosen], reduction="sum") / chosen.sum().clamp(min=1)
+        return F.cross_entropy(logits, labels[chosen], reduction="sum") / max(len(logits), 1)
 
     def save_masked_lm(self, encoder: nn.Module, tokenizer, path: str) -> None:
         """Write ``encoder`` with this head as a ``*ForMaskedLM`` checkpoint, so MLM training can go on later."""

@@ -32,11 +32,13 @@ class BinaryTreeLSTMCell(nn.Module):
             raise ValueError("BinaryTreeLSTMCell needs a batch of binary trees (TreeBatch.from_binary_trees)")
         H = self.hidden_size
         # Only leaves have a word: project just their rows (inner constituents, about half the nodes, get the bias).
-        leaves = (batch.left < 0).nonzero().squeeze(1)
-        gates_x = self.input_gates.bias.expand(batch.num_nodes, -1).index_copy(
-            0, leaves, self.input_gates(inputs[leaves]))
-        h = inputs.new_zeros(batch.num_nodes, H)
-        c = inputs.new_zeros(batch.num_nodes, H)
+        leaves = batch.levels[0].nodes  # height 0 holds exactly the leaves (a mask's nonzero() would wait for a GPU)
+        leaf_gates = self.input_gates(inputs[leaves])
+        # Everything takes the gates' dtype (bfloat16 under autocast): CUDA's index_copy refuses a mix.
+        gates_x = self.input_gates.bias.to(leaf_gates.dtype).expand(batch.num_nodes, -1).index_copy(0, leaves,
+                                                                                                    leaf_gates)
+        h = leaf_gates.new_zeros(batch.num_nodes, H)
+        c = leaf_gates.new_zeros(batch.num_nodes, H)
         # Both children in one gather and one product: [h_L; h_R] @ [U^L; U^R].
         children = torch.stack([batch.left, batch.right], dim=1)
         child_weight = torch.cat([self.left_gates.weight, self.right_gates.weight], dim=1)
@@ -67,13 +69,9 @@ class BinaryTreeLSTM(nn.Module):
         self.cell = BinaryTreeLSTMCell(word_dim, dim)
 
     def forward(self, features: dict[str, torch.Tensor]) -> torch.Tensor:
-        mask = features["attention_mask"].bool()
-        lengths = mask.sum(dim=1).tolist()
-        children = [[tuple(pair) for pair in row[: n - 1]]
-                    for row, n in zip(features["inner_children"].tolist(), lengths)]
-        batch = TreeBatch.from_binary_children(children, lengths).to(mask.device)
-        words = self.embeddings(features["input_ids"])[mask]
-        leaves = (batch.token_index >= 0).nonzero().squeeze(1)
+        words = self.embeddings(features["token_ids"])
+        batch = features["constituency_trees"].to(words.device, non_blocking=True)  # the host's copy need not wait
+        leaves = batch.levels[0].nodes  # the tokens: height 0 holds exactly them
         # Inner constituents have no word: their input is zero.
         inputs = words.new_zeros(batch.num_nodes, words.shape[1]).index_copy(0, leaves, words[batch.token_index[leaves]])
         hidden, _ = self.cell(inputs, batch)

@@ -39,8 +39,9 @@ class ChildSumTreeLSTMCell(nn.Module):
         leaves = batch.levels[0].nodes
         i, o, u = F.linear(inputs[leaves], x_weight[: 3 * H], x_bias[: 3 * H]).chunk(3, dim=-1)
         cell = torch.sigmoid(i) * torch.tanh(u)
-        h = inputs.new_zeros(batch.num_nodes, H).index_copy(0, leaves, torch.sigmoid(o) * torch.tanh(cell))
-        c = inputs.new_zeros(batch.num_nodes, H).index_copy(0, leaves, cell)
+        # The states take the gates' dtype (bfloat16 under autocast): CUDA's index_copy refuses a mix.
+        h = cell.new_zeros(batch.num_nodes, H).index_copy(0, leaves, torch.sigmoid(o) * torch.tanh(cell))
+        c = cell.new_zeros(batch.num_nodes, H).index_copy(0, leaves, cell)
         if len(batch.levels) == 1:
             return h, c
         # Every inner node's gates from its word in one product; the levels' rows are consecutive slices of it.
@@ -82,10 +83,7 @@ class ChildSumTreeLSTM(nn.Module):
         self.cell = ChildSumTreeLSTMCell(word_dim, dim, attention=attention)
 
     def forward(self, features: dict[str, torch.Tensor]) -> torch.Tensor:
-        mask = features["attention_mask"].bool()
-        lengths = mask.sum(dim=1).tolist()
-        heads = [row[:n] for row, n in zip(features["heads"].tolist(), lengths)]
-        batch = TreeBatch.from_heads(heads).to(mask.device)
-        words = self.embeddings(features["input_ids"])[mask]  # one row per token, sentence by sentence
+        words = self.embeddings(features["token_ids"])  # one row per token (= node), sentence by sentence
+        batch = features["dependency_trees"].to(words.device, non_blocking=True)  # the host's copy need not wait
         hidden, _ = self.cell(words, batch)
         return hidden[batch.roots]

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import torch
 from sentence_transformers.base.modules import InputModule
 
-from st_contrastive.models.multiview.tree_batch import inner_children
+from st_contrastive.models.multiview.tree_batch import TreeBatch, inner_children
 from st_contrastive.models.multiview.vocabulary import Vocabulary
 from st_contrastive.parsing import ParsedSentence, binarize, project_heads
 from st_contrastive.parsing.parse_cache import ParseCache
@@ -32,9 +32,11 @@ class ParsedTextInput(InputModule):
     :func:`~st_contrastive.parsing.make_parser`), so ``model.encode(["A sentence."])`` just works. A sentence
     without a constituency tree gets one by head projection; trees are binarized for the binary Tree-LSTM.
 
-    Features: ``input_ids`` and ``attention_mask`` ``(batch, words)``, ``heads`` ``(batch, words)`` (1-based, 0
-    for the root, −1 padding) and ``inner_children`` ``(batch, words − 1, 2)`` (see
-    :func:`~st_contrastive.models.multiview.tree_batch.inner_children`, −1 padding).
+    Features: ``input_ids`` and ``attention_mask`` ``(batch, words)``; ``lengths``, the word counts as a list;
+    ``token_ids``, every sentence's word ids one after another (the trees' nodes index them); and
+    ``dependency_trees`` and ``constituency_trees``, each a :class:`~st_contrastive.models.multiview.TreeBatch`.
+    The trees and lengths are built here, on the host where the batch is prepared, so that the view encoders
+    never read the batch back from the device (a wait for the GPU on every step).
     """
 
     config_keys: ClassVar[list[str]] = ["parser", "lowercase"]
@@ -109,21 +111,20 @@ class ParsedTextInput(InputModule):
                              "corpus the dataset was loaded from")
         return found
 
-    def features(self, sentences: list[ParsedSentence]) -> dict[str, torch.Tensor]:
-        longest = max(len(s.tokens) for s in sentences)  # a ParsedSentence has at least one token
-        input_ids = torch.zeros(len(sentences), longest, dtype=torch.long)
-        heads = torch.full((len(sentences), longest), -1, dtype=torch.long)
-        children = torch.full((len(sentences), max(longest - 1, 1), 2), -1, dtype=torch.long)
+    def features(self, sentences: list[ParsedSentence]) -> dict[str, Any]:
+        lengths = [len(s.tokens) for s in sentences]  # a ParsedSentence has at least one token
+        input_ids = torch.zeros(len(sentences), max(lengths), dtype=torch.long)
+        binary_trees = []
         for row, sentence in enumerate(sentences):
-            n = len(sentence.tokens)
             tokens = [t.lower() for t in sentence.tokens] if self.lowercase else sentence.tokens
-            input_ids[row, :n] = torch.tensor(self.vocabulary.encode(tokens))
-            heads[row, :n] = torch.tensor(sentence.heads)
+            input_ids[row, : lengths[row]] = torch.tensor(self.vocabulary.encode(tokens))
             tree = sentence.constituency if sentence.constituency is not None else project_heads(sentence)
-            if n > 1:
-                children[row, : n - 1] = torch.tensor(inner_children(binarize(tree), n))
-        return {"input_ids": input_ids, "attention_mask": (heads >= 0).long(), "heads": heads,
-                "inner_children": children}
+            binary_trees.append(inner_children(binarize(tree), lengths[row]))
+        attention_mask = (torch.arange(max(lengths))[None, :] < torch.tensor(lengths)[:, None]).long()
+        return {"input_ids": input_ids, "attention_mask": attention_mask, "lengths": lengths,
+                "token_ids": input_ids[attention_mask.bool()],
+                "dependency_trees": TreeBatch.from_heads([s.heads for s in sentences]),
+                "constituency_trees": TreeBatch.from_binary_children(binary_trees, lengths)}
 
     def forward(self, features: dict[str, torch.Tensor], **kwargs) -> dict[str, torch.Tensor]:
         return features  # the view encoders embed the words: each view has its own embeddings

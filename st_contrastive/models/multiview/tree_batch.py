@@ -40,8 +40,8 @@ class TreeBatch:
     def num_nodes(self) -> int:
         return len(self.token_index)
 
-    def to(self, device) -> TreeBatch:
-        move = lambda t: None if t is None else t.to(device)
+    def to(self, device, non_blocking: bool = False) -> TreeBatch:
+        move = lambda t: None if t is None else t.to(device, non_blocking=non_blocking)
         return TreeBatch(move(self.token_index),
                          [Level(move(v.nodes), move(v.edge_child), move(v.edge_parent_position)) for v in self.levels],
                          move(self.roots), move(self.left), move(self.right))
