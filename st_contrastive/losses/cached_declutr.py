@@ -7,11 +7,12 @@ from functools import partial
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.losses import RandContext
 
 from st_contrastive.data.masking import IGNORE_INDEX
-from st_contrastive.losses.contrastive_core import global_mean_factor
+from st_contrastive.losses.contrastive_core import gather_candidates, global_mean_factor, supcon
 from st_contrastive.losses.declutr import DeCLUTRLoss
 from st_contrastive.losses.loss_components import LossComponents, refuse_layer_modifiers
 from st_contrastive.losses.nt_xent import nt_xent
@@ -112,11 +113,15 @@ class CachedDeCLUTRLoss(DeCLUTRLoss):
             raise ValueError("CachedDeCLUTRLoss takes the collator's (anchor, positive) columns; for one column per "
                              "positive (legacy fit()) use DeCLUTRLoss")
         anchor_features, mlm_labels = self._anchor_inputs(anchor_features)
+        # The batch's masked tokens, counted before the encoder runs (on a GPU the count waits for the batch's copy
+        # alone); the mini-batches' counts stay on the device.
+        masked = int(_masked(mlm_labels)) if mlm_labels is not None else 0
         grad_enabled = torch.is_grad_enabled()
         columns = [self._mini_batches(anchor_features, mlm_labels), self._mini_batches(positive_inputs[0], None)]
 
         # Pass 1, without a graph: every embedding, the RNG state of every mini-batch, and the MLM value.
-        leaves, states, mlm_sum = [], [], torch.zeros(())
+        leaves, states = [], []
+        mlm_sum = torch.zeros((), device=anchor_features["input_ids"].device)
         with torch.no_grad():
             for column in columns:
                 column_leaves, column_states = [], []
@@ -126,7 +131,7 @@ class CachedDeCLUTRLoss(DeCLUTRLoss):
                     column_leaves.append(out["sentence_embedding"].detach().requires_grad_(grad_enabled))
                     column_states.append(state)
                     if targets is not None:
-                        mlm_sum = mlm_sum + self.mlm_head(out["token_embeddings"], targets).float().cpu() * _count(targets)
+                        mlm_sum = mlm_sum + self.mlm_head(out["token_embeddings"], targets).float() * _masked(targets)
                 leaves.append(column_leaves)
                 states.append(column_states)
 
@@ -137,7 +142,6 @@ class CachedDeCLUTRLoss(DeCLUTRLoss):
         losses = {"contrastive": contrastive}
         mlm_weight = 0.0
         if mlm_labels is not None:
-            masked = _count(mlm_labels)
             share = global_mean_factor(masked, contrastive.device, gather_across_devices=self.gather_across_devices)
             mlm_weight = self.mlm_weight * share / max(masked, 1)  # each mini-batch's token sum times this
             losses["mlm"] = (mlm_sum * mlm_weight).to(contrastive.device)
@@ -157,11 +161,36 @@ class CachedDeCLUTRLoss(DeCLUTRLoss):
         by ``restore``; with ``with_backward`` its gradients go to ``reps`` and the value comes back detached."""
         anchors, positives = (torch.cat(column)[order] for column, order in zip(reps, restore, strict=True))
         mean_positives = positives.view(len(anchors), len(positives) // len(anchors), -1).mean(dim=1)
-        loss = self.contrastive_weight * nt_xent(anchors, mean_positives, self.temperature, self.gather_across_devices)
         if not with_backward:
-            return loss
-        loss.backward()
-        return loss.detach()
+            return self.contrastive_weight * nt_xent(anchors, mean_positives, self.temperature,
+                                                     self.gather_across_devices)
+        return self._nt_xent_by_blocks(torch.cat([anchors, mean_positives]))
+
+    def _nt_xent_by_blocks(self, items: torch.Tensor) -> torch.Tensor:
+        """:func:`nt_xent` of ``items`` (anchors, then their mean positives), back-propagated ``mini_batch_size``
+        rows at a time, and its value. The whole score matrix (2N × 2N: 256 MiB a copy at 4,096 anchors, several
+        copies in its backward) never exists, so the memory stays flat as the batch grows. nt_xent scores whole
+        rows at once and sentence-transformers' cached losses have no NT-Xent, hence this loop."""
+        pair = torch.arange(len(items) // 2, device=items.device).repeat(2)
+        candidates = gather_candidates(items, pair, gather_across_devices=self.gather_across_devices, local_ids=True)
+        share = global_mean_factor(len(items), items.device, gather_across_devices=self.gather_across_devices)
+        weight = self.contrastive_weight * share / len(items)  # each row's share of the (global) mean
+        with torch.autocast(items.device.type, enabled=False):  # cosine similarities in float32, as nt_xent
+            normalized = F.normalize(candidates.embeddings.float(), dim=-1)  # a graph to items (and every rank)
+            scored = normalized.detach().requires_grad_()
+            total = items.new_zeros((), dtype=torch.float32)
+            for begin in range(0, len(items), self.mini_batch_size):
+                end = min(begin + self.mini_batch_size, len(items))
+                rows = scored[candidates.offset + begin : candidates.offset + end]  # this rank's rows among them
+                not_self = torch.ones(end - begin, len(scored), dtype=torch.bool, device=items.device)
+                not_self.diagonal(candidates.offset + begin).fill_(False)
+                partner = (pair[begin:end] + candidates.offset)[:, None] == candidates.labels[None, :]
+                block, _ = supcon(rows @ scored.T, partner, not_self, self.temperature)
+                block = block * (weight * (end - begin))
+                block.backward()
+                total = total + block.detach()
+        normalized.backward(scored.grad)
+        return total
 
     def _mini_batches(self, features: dict[str, torch.Tensor], mlm_labels: torch.Tensor | None) -> dict[str, Any]:
         """A column cut into mini-batches (in order of length with ``sort_by_length``), each with its MLM labels,
@@ -195,12 +224,13 @@ class CachedDeCLUTRLoss(DeCLUTRLoss):
                         embeddings = out["sentence_embedding"]
                         surrogate = torch.dot(embeddings.flatten().float(), grad.flatten().float())
                         if targets is not None and mlm_weight:
-                            surrogate = surrogate + mlm_weight * _count(targets) * self.mlm_head(out["token_embeddings"], targets)
+                            surrogate = surrogate + mlm_weight * _masked(targets) * self.mlm_head(out["token_embeddings"], targets)
                         (surrogate * grad_output).backward()
 
     def get_config_dict(self) -> dict[str, Any]:
         return super().get_config_dict() | {"mini_batch_size": self.mini_batch_size, "sort_by_length": self.sort_by_length}
 
 
-def _count(mlm_labels: torch.Tensor) -> int:
-    return int((mlm_labels != IGNORE_INDEX).sum())
+def _masked(mlm_labels: torch.Tensor) -> torch.Tensor:
+    """How many tokens are masked, as a tensor where the labels are (reading it would wait for a GPU)."""
+    return (mlm_labels != IGNORE_INDEX).sum()
