@@ -147,6 +147,20 @@ def test_a_training_step_reads_nothing_back_to_the_host_once_the_encoder_runs(ti
     assert (loss.anchors_seen, loss.anchors_without_positive) == (2, 0)
 
 
+def test_under_matryoshka_the_premise_groups_are_read_once_per_batch(tiny_model, host_reads):
+    # MatryoshkaLoss calls the loss once per size on the same batch, after the encoder ran: reading the groups again
+    # at each size made one wait for a GPU per extra size, and counted the anchors once per size.
+    from sentence_transformers.sentence_transformer.losses import MatryoshkaLoss
+
+    loss = NLISupConLoss(tiny_model, supcon_weight=0.5)
+    features, labels = nli_features(tiny_model, ROWS), torch.tensor([r[2] for r in ROWS])
+    with host_reads(tiny_model[0]) as reads:
+        sum(MatryoshkaLoss(tiny_model, loss, [32, 16, 8])(features, labels).values()).backward()
+    assert reads == [] and (loss.anchors_seen, loss.anchors_without_positive) == (2, 0)
+    MatryoshkaLoss(tiny_model, loss, [32, 16, 8])(nli_features(tiny_model, ROWS), labels)  # a new batch: counted
+    assert loss.anchors_seen == 4
+
+
 def test_training_falls_saves_head_and_label_accuracy_works(tmp_path, tiny_model):
     dataset = load_nli("snli-dev", max_rows=192)
     loss = NLISupConLoss(tiny_model, supcon_weight=0.3)

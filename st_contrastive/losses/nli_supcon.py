@@ -157,10 +157,9 @@ class NLISupConLoss(nn.Module):
     def forward(
         self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None
     ) -> dict[str, torch.Tensor] | tuple[list[torch.Tensor], torch.Tensor]:
-        sentence_features = list(sentence_features)
-        sentence_features, text_group = same_for_every_layer(self, sentence_features,
-                                                             lambda: self._model_inputs(sentence_features))
-        groups = None if labels is None else self.premise_groups_of(sentence_features, text_group, labels)
+        batch = list(sentence_features)
+        sentence_features, text_group = same_for_every_layer(self, batch, lambda: self._model_inputs(batch))
+        groups = None if labels is None else self._premise_groups_once(batch, sentence_features, text_group, labels)
         premises, hypotheses = embed_columns(self.model, sentence_features)
         if labels is None:
             return [premises, hypotheses], self.classifier(premises, hypotheses)
@@ -172,6 +171,18 @@ class NLISupConLoss(nn.Module):
         of the copies: the model does not read them)."""
         copies = [dict(features) for features in sentence_features]
         return copies, copies[0].pop("group", None)
+
+    def _premise_groups_once(self, batch: list, sentence_features: list[dict[str, torch.Tensor]],
+                             text_group: torch.Tensor | None, labels: torch.Tensor) -> PremiseGroups:
+        """:meth:`premise_groups_of` the batch, once: MatryoshkaLoss calls the loss again per size on the same batch
+        (its dicts and labels, compared by identity), once the encoder has run, where each read would wait for a
+        GPU and the anchors would be counted again."""
+        kept = self.__dict__.get("_batch_groups")
+        if kept is None or kept[1] is not labels or len(kept[0]) != len(batch) or any(
+                a is not b for a, b in zip(kept[0], batch)):
+            kept = self.__dict__["_batch_groups"] = (batch, labels,
+                                                     self.premise_groups_of(sentence_features, text_group, labels))
+        return kept[2]
 
     def premise_groups_of(self, sentence_features: list[dict[str, torch.Tensor]], text_group: torch.Tensor | None,
                           labels: torch.Tensor) -> PremiseGroups:
