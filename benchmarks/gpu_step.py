@@ -43,7 +43,7 @@ from sentence_transformers.sentence_transformer.losses import (
 from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 from sentence_transformers.util import batch_to_device
 
-from benchmarks.declutr_step import encoder_flops, span_rows, split_features
+from benchmarks.declutr_step import encoder_flops, mlm_share_of_flops, span_rows, split_features
 from st_contrastive.data import PremiseGroupBatchSampler, load_nli, load_sentence_corpus
 from st_contrastive.data.text_classification import load_text_classification
 from st_contrastive.data_dir import data_file
@@ -92,7 +92,8 @@ def declutr_pair(model, args) -> dict:
                                                                 (step + 1) * args.batch_documents]), 2)
         batches.append({"method": ([anchors, positives], None), "baseline": (mnrl, None),
                         "examples": len(anchors["input_ids"]) + len(positives["input_ids"]),
-                        "flops": 3 * (encoder_flops(model, anchors) + encoder_flops(model, positives))})
+                        "flops": 3 * (encoder_flops(model, anchors) + encoder_flops(model, positives)),
+                        "mlm_share": mlm_share_of_flops(model, anchors, positives)})
     return {"method": DeCLUTRLoss(model), "baseline": MultipleNegativesRankingLoss(model, scale=1 / 0.05),
             "batches": batches}
 
@@ -253,6 +254,8 @@ def measure(pair: dict, device: str, precision: str, find_syncs: bool, profile: 
         achieved = statistics.mean(b["flops"] for b in pair["batches"]) / median["method"] / 1e12
         peak = next((v for k, v in PEAK_BF16_TFLOPS.items() if k in device_name(device)), None)
         row["method_tflops"] = achieved
+        # The target: MLM on costs no more than the MLM head's share of the step's FLOPs beyond MNRL.
+        row["mlm_share_of_flops"] = statistics.mean(b["mlm_share"] for b in pair["batches"])
         row["mfu_of_bf16_peak"] = achieved / peak if peak else None
     if profile:
         row["profile"] = {arm: profile_table(losses[arm], *pair["batches"][-1][arm], optimizers[arm], device,
@@ -340,6 +343,8 @@ def row_line(row: dict) -> str:
             f"{row['examples_per_second']['baseline']:8.1f} examples/s")
     line += f"  peak {peak['method']:.0f} vs {peak['baseline']:.0f} MiB" if peak else ""
     line += f"  MFU {mfu:.1%}" if mfu is not None else ""
+    if "mlm_share_of_flops" in row:
+        line += f"  (the MLM head's share of the FLOPs: {row['mlm_share_of_flops']:.1%})"
     for arm, table in row.get("profile", {}).items():
         line += f"\n  {arm}'s step, costliest ops:\n{table}"
     for arm, lines in row.get("device_waits", {}).items():

@@ -23,3 +23,4 @@ def test_the_gpu_benchmark_runs_every_pair_in_both_precisions_on_the_cpu(tiny_ml
         assert row["device_waits"] == {"method": [], "baseline": []}  # CUDA's debug mode alone sees them
     declutr = [r for r in results["rows"] if r["pair"] == "declutr-vs-mnrl"]
     assert all(r["method_tflops"] > 0 and r["mfu_of_bf16_peak"] is None for r in declutr)  # no card, no peak
+    assert all(0 < r["mlm_share_of_flops"] < 0.5 for r in declutr)
