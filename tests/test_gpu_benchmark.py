@@ -21,6 +21,6 @@ def test_the_gpu_benchmark_runs_every_pair_in_both_precisions_on_the_cpu(tiny_ml
         assert row["method_over_baseline"] > 0 and min(row["examples_per_second"].values()) > 0
         assert row["peak_mib"] is None  # peak memory is read on CUDA only
         assert row["device_waits"] == {"method": [], "baseline": []}  # CUDA's debug mode alone sees them
-    declutr = [r for r in results["rows"] if r["pair"] == "declutr-vs-mnrl"]
+    declutr = [r for r in results["rows"] if r["pair"].startswith("declutr")]
     assert all(r["method_tflops"] > 0 and r["mfu_of_bf16_peak"] is None for r in declutr)  # no card, no peak
-    assert all(0 < r["mlm_share_of_flops"] < 0.5 for r in declutr)
+    assert [0 < r.get("mlm_share_of_flops", 0) < 0.5 for r in declutr] == [True, True, False, False]  # MLM on, off
