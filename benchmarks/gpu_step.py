@@ -233,8 +233,8 @@ def profile_table(loss, features, labels, optimizer, device: str, precision: str
 
 
 def measure(pair: dict, device: str, precision: str, find_syncs: bool, profile: bool = False) -> dict:
-    """Median step of the method and of the baseline (alternating, after a warm-up step each, each arm with its own
-    optimizer over its model and its loss's own parameters) and the peak memory of each one's steps."""
+    """Median step of the method and of the baseline (alternating, after a warm-up pass over every batch, each arm
+    with its own optimizer over its model and its loss's own parameters) and the peak memory of each one's steps."""
     losses = {arm: pair[arm].to(device) for arm in ("method", "baseline")}
     optimizers = {arm: torch.optim.AdamW(optimized_parameters(loss.model, [loss]), lr=1e-6)
                   for arm, loss in losses.items()}
