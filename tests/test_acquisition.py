@@ -77,4 +77,30 @@ def test_bad_requests_are_refused():
         acquire("entropy", fixed_model(), [A, B], [], [], n=3, seed=0)
     with pytest.raises(ValueError, match="unknown acquisition 'badge'"):
         acquire("badge", fixed_model(), [A, B], [], [], n=1, seed=0)
-    assert set(ACQUISITIONS) == {"random", "entropy", "least-confidence", "margin", "bald", "coreset"}
+    assert set(ACQUISITIONS) == {"random", "entropy", "least-confidence", "margin", "bald", "coreset",
+                                 "balanced-entropy", "kmeans"}
+
+
+def test_balanced_entropy_spreads_picks_over_the_predicted_classes_the_labelled_set_lacks():
+    # Rows 0-3 are predicted class 0 (the most uncertain rows), 4-5 class 1, 6 class 2; two labels of class 0 exist.
+    proba = np.array([[0.4, 0.3, 0.3], [0.45, 0.3, 0.25], [0.5, 0.25, 0.25], [0.6, 0.2, 0.2],
+                      [0.1, 0.8, 0.1], [0.2, 0.7, 0.1], [0.05, 0.05, 0.9]])
+    unlabelled = list(range(7))
+    assert acquire("entropy", fixed_model(proba), unlabelled, [], [], n=3, seed=0).ids == [0, 1, 2]
+    picked = acquire("balanced-entropy", fixed_model(proba), unlabelled, [7, 8], [0, 0], n=4, seed=0)
+    # class 1 and 2 have no labels: each gets its most uncertain row first (5 before 4), then 1 vs 1 vs 1 labels+picks
+    # ties go to class 1 (its next row, 4), then class 2 has none left and class 0 has 2: class 0's best row.
+    assert picked.ids == [5, 6, 4, 0]
+    assert picked.scores == pytest.approx([entropy(proba[i]) for i in picked.ids])
+
+
+def test_kmeans_picks_one_row_per_cluster_and_the_same_rows_for_the_same_seed():
+    # Three tight clusters on the unit circle; two rows are labelled already and are never picked.
+    angles = np.radians([0, 2, 4, 120, 122, 124, 240, 242, 244, 1, 121])
+    embeddings = np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    model = fixed_model(np.full((11, 2), 0.5), embeddings=embeddings)
+    first = acquire("kmeans", model, list(range(9)), [9, 10], [0, 1], n=3, seed=5)
+    assert sorted(np.array(first.ids) // 3) == [0, 1, 2]  # one from each cluster
+    state = np.random.get_state()[1].copy()
+    assert acquire("kmeans", model, list(range(9)), [9, 10], [0, 1], n=3, seed=5).ids == first.ids
+    assert (np.random.get_state()[1] == state).all()  # numpy's global generator is left as it was

@@ -4,13 +4,16 @@ small-text's strategies take a "classifier" with ``predict_proba(dataset)`` (and
 embedding-based ones) and a "dataset" they index with numpy arrays. Here the dataset is an array of pool row
 ids and :class:`PoolModel` turns ids into texts for the model of the round. Random sampling is our own:
 small-text's draws from numpy's global state, which a resumed process does not have; ours draws from a
-generator seeded by (seed, round), so a resumed run acquires what an uninterrupted one would.
+generator seeded by (seed, round), so a resumed run acquires what an uninterrupted one would (k-means, which
+draws from that global state too, runs under the same seed). Class-balanced entropy is our own as well: the
+installed small-text (1.4) has no class balancer.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,11 +71,45 @@ def strategy(name: str, bald_samples: int = 10):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # small-text warns that its default metric changed in 1.2
             return query_strategies.GreedyCoreset(distance_metric="euclidean", normalize=True)
+    if name == "kmeans":  # the unlabelled rows nearest to n k-means centres of their embeddings (diversity)
+        return query_strategies.EmbeddingKMeans(normalize=True)
     raise ValueError(f"unknown acquisition {name!r}; choose one of {', '.join(ACQUISITIONS)} (--acquisition)")
 
 
 def random_ids(unlabelled: Sequence[int], n: int, seed: int) -> list[int]:
     return [int(i) for i in np.random.default_rng(seed).choice(np.asarray(unlabelled), size=n, replace=False)]
+
+
+def balanced_entropy_ids(proba: np.ndarray, unlabelled: Sequence[int], labels: Sequence[int],
+                         n: int) -> Acquired:
+    """The most uncertain rows, spread over the predicted classes so that the labelled set grows balanced.
+
+    Each pick goes to the class with the fewest rows so far (labelled, plus picked as predicted to be of that
+    class), and takes that class's highest-entropy row; a class no unlabelled row is predicted as is skipped.
+    Plain entropy after a 15-label round can spend a whole batch on one confusable class.
+    """
+    entropy = -(proba * np.log(np.clip(proba, 1e-12, None))).sum(axis=1)
+    predicted = proba.argmax(axis=1)
+    queues = {c: list(np.flatnonzero(predicted == c)[np.argsort(-entropy[predicted == c], kind="stable")])
+              for c in range(proba.shape[1])}
+    counts = np.bincount(np.asarray(labels, dtype=np.int64), minlength=proba.shape[1]).astype(float)
+    picked: list[int] = []
+    while len(picked) < n:
+        c = min((c for c, queue in queues.items() if queue), key=lambda c: (counts[c], c))
+        picked.append(int(queues[c].pop(0)))
+        counts[c] += 1
+    return Acquired([int(unlabelled[p]) for p in picked], [float(entropy[p]) for p in picked])
+
+
+@contextmanager
+def numpy_global_seed(seed: int) -> Iterator[None]:
+    """numpy's global generator seeded for a strategy that draws from it, and restored after."""
+    state = np.random.get_state()
+    np.random.seed(seed % 2**32)
+    try:
+        yield
+    finally:
+        np.random.set_state(state)
 
 
 def acquire(name: str, model: PoolModel | None, unlabelled: Sequence[int], labelled: Sequence[int],
@@ -85,13 +122,16 @@ def acquire(name: str, model: PoolModel | None, unlabelled: Sequence[int], label
         raise ValueError(f"asked to acquire {n} rows, but only {len(unlabelled)} are unlabelled")
     if name == "random":
         return Acquired(random_ids(unlabelled, n, seed), None)
+    if name == "balanced-entropy":
+        return balanced_entropy_ids(model.predict_proba(unlabelled), unlabelled, labels, n)
     query = strategy(name, bald_samples)
     unlabelled = np.asarray(unlabelled, dtype=np.int64)
     labelled = np.asarray(labelled, dtype=np.int64)
     if isinstance(query, query_strategies.EmbeddingBasedQueryStrategy):
         rows = np.concatenate([unlabelled, labelled])  # coreset needs the labelled rows' embeddings too
-        positions = query.query(model, rows, np.arange(len(unlabelled)), np.arange(len(unlabelled), len(rows)),
-                                np.asarray(labels), n=n, pbar=None)
+        with numpy_global_seed(seed):
+            positions = query.query(model, rows, np.arange(len(unlabelled)), np.arange(len(unlabelled), len(rows)),
+                                    np.asarray(labels), n=n, pbar=None)
     else:  # scores only the unlabelled rows
         positions = query.query(model, unlabelled, np.arange(len(unlabelled)), np.array([], dtype=np.int64),
                                 np.asarray(labels), n=n)

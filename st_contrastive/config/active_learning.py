@@ -10,7 +10,8 @@ from st_contrastive.options import OUTPUT, option, same_option
 
 OBJECTIVES = ("supcon-ce", "ce", "siamese")
 EQUAL_COMPUTE_OBJECTIVES = ("supcon-ce", "ce")  # --equal-compute trains these longer
-ACQUISITIONS = ("random", "entropy", "least-confidence", "margin", "bald", "coreset")
+ACQUISITIONS = ("random", "entropy", "least-confidence", "margin", "bald", "coreset", "balanced-entropy",
+                "kmeans")
 
 
 ROUND = "each round's training"
@@ -66,7 +67,8 @@ class ActiveLearningConfig:
                                    help="supcon-ce: SCALe; ce: CE only (the baseline); siamese: cosine pre-training + "
                                    "logistic regression (§3.2)")
     acquisitions: list[str] = option(["entropy"], group=EXPERIMENT, flag="--acquisition", choices=ACQUISITIONS,
-                                     help="how each round picks rows to label (random, entropy: the paper's)")
+                                     help="how each round picks rows to label (random; entropy: the paper's; "
+                                     "balanced-entropy: entropy spread over the predicted classes; kmeans: diversity)")
     # None: 3 with the simulated oracle, 1 with the human one.
     num_seeds: int | None = option(None, group=EXPERIMENT, deprecated=("--seeds",), help="runs per arm (seeds 0 … "
                                    "N−1); default 3, and 1 with --oracle human (a person labels for one arm)")

@@ -31,12 +31,20 @@ DEFAULTS = ARMS["warm-e10-v2"][1]
 # Then each setting moved once from the chosen rounds: SupCon's weight λ (0.9), temperature τ (0.3) and the head's
 # learning rate (1e-2), on TREC-6; the head's 3e-2, the better of its two on TREC-6, on SST-2 too.
 ONLY_ON = {"warm-e10-v2-lambda0.5": ("trec",), "warm-e10-v2-tau0.1": ("trec",),
-           "warm-e10-v2-head1e-3": ("trec",)}
+           "warm-e10-v2-head1e-3": ("trec",), "warm-e10-v2-entropy": ("trec",),
+           "warm-e10-v2-balanced-entropy": ("trec",), "warm-e10-v2-kmeans": ("trec",)}
 ARMS |= {
     "warm-e10-v2-lambda0.5": ("the same, λ 0.5", [*DEFAULTS, "--supcon-weight", "0.5"]),
     "warm-e10-v2-tau0.1": ("the same, τ 0.1", [*DEFAULTS, "--temperature", "0.1"]),
     "warm-e10-v2-head1e-3": ("the same, head lr 1e-3", [*DEFAULTS, "--head-learning-rate", "1e-3"]),
     "warm-e10-v2-head3e-2": ("the same, head lr 3e-2", [*DEFAULTS, "--head-learning-rate", "3e-2"]),
+}
+# Then acquisition other than random at the chosen rounds (the labelled sets now differ between arms).
+ARMS |= {
+    "warm-e10-v2-entropy": ("the same, entropy acquisition", [*DEFAULTS, "--acquisition", "entropy"]),
+    "warm-e10-v2-balanced-entropy": ("the same, class-balanced entropy",
+                                     [*DEFAULTS, "--acquisition", "balanced-entropy"]),
+    "warm-e10-v2-kmeans": ("the same, k-means acquisition", [*DEFAULTS, "--acquisition", "kmeans"]),
 }
 HERE = Path(__file__).resolve().parent
 
