@@ -286,9 +286,10 @@ def test_declutr_command_with_matryoshka_dims_scores_and_publishes_each_size(tmp
     cli_main(["declutr", "--model", tiny_mlm_dir, "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows",
               "12", "--max-steps", "3", "--batch-size", "2", "--max-span-length", "48", "--min-span-length", "8",
               "--eval-tasks", "stsb-dev", "--eval-max-rows", "60", "--matryoshka-dims", "32", "16",
-              "--output", str(output)])
+              "--matryoshka-weights", "1", "2", "--output", str(output)])
     results = json.loads((output / "results.json").read_text())
     assert results["train"]["loss"]["matryoshka_dims"] == [32, 16]
+    assert results["train"]["loss"]["matryoshka_weights"] == [1.0, 2.0]
     by_dimension = results["by_dimension"]
     assert set(by_dimension["before"]) == set(by_dimension["after"]) == {"16"}
     # The score at 16 is the Spearman of the reloaded model's truncated embeddings, as a user loads it.

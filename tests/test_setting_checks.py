@@ -95,6 +95,10 @@ COMMAND_RULES = {
         (["--eval-max-rows", "0"], "--eval-max-rows 0: must be at least 1"),
         (["--matryoshka-dims", "384", "0"], "--matryoshka-dims 0: must be at least 1"),
         (["--matryoshka-heads", "per-size"], "--matryoshka-heads per-size: needs --matryoshka-dims"),
+        (["--matryoshka-dims", "384", "64", "--matryoshka-weights", "1"],
+         "--matryoshka-weights 1: give one weight per --matryoshka-dims size (2)"),
+        (["--matryoshka-dims", "384", "64", "--matryoshka-weights", "1", "0"],
+         "--matryoshka-weights 0: must be above 0"),
     ],
     "multiview": [
         (["--views", "dep,tree"], "--views dep,tree: two of seq, dep, const"),

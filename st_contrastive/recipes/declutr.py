@@ -33,6 +33,7 @@ from st_contrastive.recipes.run_folder import (
     input_paths,
 )
 from st_contrastive.recipes.training_run import (
+    check_matryoshka_options,
     dev_curve_evaluator,
     evaluate_base,
     train_recorded,
@@ -94,6 +95,7 @@ class DeCLUTRConfig:
     eval_batch_size: int = shared.eval_batch_size()
     eval_max_rows: int | None = shared.eval_max_rows()
     matryoshka_dims: list[int] | None = shared.matryoshka_dims()
+    matryoshka_weights: list[float] | None = shared.matryoshka_weights()
     output: str | None = shared.output(help="output folder; default runs/<name>")
     name: str | None = shared.name("model name: declutr-small for a 6-layer base, declutr-base for 12 layers (the "
                                    "paper's names), declutr-<L>layer otherwise")
@@ -147,8 +149,7 @@ def check_inputs(config: DeCLUTRConfig) -> Path | None:
     checks.call("--eval-tasks", config.eval_tasks, lambda: expand_tasks(config.eval_tasks))
     checks.at_least("--eval-batch-size", config.eval_batch_size, 1)
     checks.at_least("--eval-max-rows", config.eval_max_rows, 1)
-    for dim in config.matryoshka_dims or []:
-        checks.at_least("--matryoshka-dims", dim, 1)
+    check_matryoshka_options(checks, config)
     checks.call("--push-to-hub", config.push_to_hub, lambda: check_push(config.push_to_hub))
     check_training(checks, config.training)
     output = known_output(config)

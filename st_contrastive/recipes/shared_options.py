@@ -48,6 +48,12 @@ def matryoshka_dims():
                   "can be truncated to them, and evaluate at each (default: off)")
 
 
+def matryoshka_weights():
+    return option(None, group=TRAINING, nargs="+", type=float, metavar="W", help="weight of each --matryoshka-dims "
+                  "size in the loss, in the same order (default: 1 each, as sentence-transformers); more weight on "
+                  "the small sizes favours the truncated embeddings")
+
+
 def eval_tasks(default: list[str], when: str = "before and after training"):
     return option(default, group=EVALUATION, nargs="*", off="--no-eval", off_help="evaluate nothing",
                   help=f"tasks evaluated {when} (see `st-contrastive evaluate --help`)")

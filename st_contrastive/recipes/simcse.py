@@ -25,6 +25,7 @@ from st_contrastive.recipes.push import check_push
 from st_contrastive.recipes.run_folder import check_run_folder, clear_for_overwrite
 from st_contrastive.recipes.training_run import (
     check_matryoshka_dims,
+    check_matryoshka_options,
     dev_curve_evaluator,
     evaluate_base,
     train_recorded,
@@ -54,6 +55,7 @@ class SimCSEConfig:
     eval_batch_size: int = shared.eval_batch_size()
     eval_max_rows: int | None = shared.eval_max_rows()
     matryoshka_dims: list[int] | None = shared.matryoshka_dims()
+    matryoshka_weights: list[float] | None = shared.matryoshka_weights()
     output: str | None = shared.output(help="output folder; default runs/simcse")
     push_to_hub: str | None = shared.push_to_hub()
     training: TrainSettings = field(
@@ -83,8 +85,7 @@ def check_inputs(config: SimCSEConfig) -> Path:
     checks.call("--eval-tasks", config.eval_tasks, lambda: expand_tasks(config.eval_tasks))
     checks.at_least("--eval-batch-size", config.eval_batch_size, 1)
     checks.at_least("--eval-max-rows", config.eval_max_rows, 1)
-    for dim in config.matryoshka_dims or []:
-        checks.at_least("--matryoshka-dims", dim, 1)
+    check_matryoshka_options(checks, config)
     checks.call("--push-to-hub", config.push_to_hub, lambda: check_push(config.push_to_hub))
     check_training(checks, config.training)
     output = Path(config.output or Path("runs") / "simcse")

@@ -24,6 +24,7 @@ from st_contrastive.recipes.push import check_push
 from st_contrastive.recipes.run_folder import check_run_folder, clear_for_overwrite
 from st_contrastive.recipes.training_run import (
     check_matryoshka_dims,
+    check_matryoshka_options,
     dev_curve_evaluator,
     evaluate_base,
     train_recorded,
@@ -72,6 +73,7 @@ class SupConNLIConfig:
     eval_batch_size: int = shared.eval_batch_size()
     eval_max_rows: int | None = shared.eval_max_rows()
     matryoshka_dims: list[int] | None = shared.matryoshka_dims()
+    matryoshka_weights: list[float] | None = shared.matryoshka_weights()
     matryoshka_heads: str | None = option(None, group=OBJECTIVE, choices=["full", "per-size"], help="with "
                                           "--matryoshka-dims: a head of its own per size (saved as nli_head-<size>; "
                                           "unset: this, better on SNLI dev in docs/loss-modifiers.md) or the head's "
@@ -117,8 +119,7 @@ def check_inputs(config: SupConNLIConfig) -> Path:
     checks.call("--eval-tasks", config.eval_tasks, lambda: expand_tasks(config.eval_tasks))
     checks.at_least("--eval-batch-size", config.eval_batch_size, 1)
     checks.at_least("--eval-max-rows", config.eval_max_rows, 1)
-    for dim in config.matryoshka_dims or []:
-        checks.at_least("--matryoshka-dims", dim, 1)
+    check_matryoshka_options(checks, config)
     if config.matryoshka_heads is not None:
         checks.choice("--matryoshka-heads", config.matryoshka_heads, ["full", "per-size"])
         if not config.matryoshka_dims:

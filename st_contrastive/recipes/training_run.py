@@ -53,7 +53,20 @@ def with_matryoshka(model, loss, config):
         return loss
     from sentence_transformers.sentence_transformer.losses import MatryoshkaLoss
 
-    return MatryoshkaLoss(model, loss, dims)
+    return MatryoshkaLoss(model, loss, dims, matryoshka_weights=getattr(config, "matryoshka_weights", None))
+
+
+def check_matryoshka_options(checks, config) -> None:
+    """``--matryoshka-dims`` and ``--matryoshka-weights`` from the arguments alone (``checks``: a SettingChecks)."""
+    dims, weights = config.matryoshka_dims or [], config.matryoshka_weights
+    for dim in dims:
+        checks.at_least("--matryoshka-dims", dim, 1)
+    if weights is None:
+        return
+    if len(weights) != len(dims):
+        checks.add("--matryoshka-weights", weights, f"give one weight per --matryoshka-dims size ({len(dims)})")
+    for weight in weights:
+        checks.above("--matryoshka-weights", weight)
 
 
 def check_matryoshka_dims(model, config) -> list[int]:
