@@ -32,7 +32,7 @@ DEFAULTS = ARMS["warm-e10-v2"][1]
 # learning rate (1e-2), on TREC-6; the head's 3e-2, the better of its two on TREC-6, on SST-2 too.
 ONLY_ON = {"warm-e10-v2-lambda0.5": ("trec",), "warm-e10-v2-tau0.1": ("trec",),
            "warm-e10-v2-head1e-3": ("trec",), "warm-e10-v2-entropy": ("trec",),
-           "warm-e10-v2-balanced-entropy": ("trec",), "warm-e10-v2-kmeans": ("trec",)}
+           "warm-e10-v2-balanced-entropy": ("trec",)}
 ARMS |= {
     "warm-e10-v2-lambda0.5": ("the same, λ 0.5", [*DEFAULTS, "--supcon-weight", "0.5"]),
     "warm-e10-v2-tau0.1": ("the same, τ 0.1", [*DEFAULTS, "--temperature", "0.1"]),
