@@ -363,10 +363,12 @@ def test_the_recipe_trains_evaluates_and_records_derived_trees(parsed_books, tmp
     config = MultiViewConfig(views="dep,const", parsed=parsed_books, word_dim=16, dim=12, eval_tasks=["trec", "sick-test"],
                              eval_max_rows=100, eval_folds=2, parse_cache=str(tmp_path / "parsed"),
                              output=str(tmp_path / "run"), symmetric=False)
-    config = replace(config, training=replace(config.training, batch_size=32, max_steps=4))
+    config = replace(config, training=replace(config.training, batch_size=32, max_steps=4, eval_steps=2))
     results = train_multiview(config)
     saved = json.loads((tmp_path / "run" / "results.json").read_text())
     assert saved["train"]["steps"] == 4 and set(saved["after"]) == {"trec", "sick-test"}
+    # --eval-steps: STS-B dev scored at steps 2 and 4, on the --eval-max-rows the final scores read.
+    assert [step for step, _ in saved["eval_curves"]["sts-b-dev"]] == [2, 4]
     assert saved["train"]["loss"]["symmetric"] is False  # the recipe's option reached the loss
     assert saved["config"]["constituency"].endswith("derived by head projection")
     assert results["after"]["trec"]["accuracy"] == saved["after"]["trec"]["accuracy"]

@@ -21,6 +21,7 @@ from st_contrastive.recipes.input_checks import SettingChecks, check_training, i
 from st_contrastive.recipes.parse import SINGLE_FILE_CORPORA, check_corpus_file, corpus_file
 from st_contrastive.recipes.push import check_push, publish
 from st_contrastive.recipes.run_folder import check_run_folder, clear_for_overwrite, record_settings
+from st_contrastive.recipes.training_run import dev_curve_evaluator
 
 logger = logging.getLogger(__name__)
 
@@ -176,6 +177,8 @@ def train_multiview(config: MultiViewConfig) -> dict:
     logger.info("Training %s on %d sentences of %s; constituency trees derived by head projection: %d of %d",
                 "+".join(views), len(dataset), corpus, derived, len(sentences))
 
+    # Evaluation sentences are parsed as they are encoded, once for every run that shares the cache folder.
+    model[0].cache_parses_in(Path(config.parse_cache) / f"evaluation-{parser.name.replace(':', '_')}.jsonl.gz")
     if config.training.max_steps == 0:  # the control: the untrained encoders
         run = TrainResult(0, 0.0, [])
     else:
@@ -186,7 +189,7 @@ def train_multiview(config: MultiViewConfig) -> dict:
         if is_main_process():
             record_settings(output, asdict(config))
         run = train(model, loss, dataset, config.training, batch_sampler=ContextBlockBatchSampler,
-                    checkpoint_on_interrupt=True)
+                    evaluator=dev_curve_evaluator(config), checkpoint_on_interrupt=True)
     if not is_main_process():  # the other ranks of a torchrun/accelerate job: rank 0 saves, evaluates and writes
         return {}
     model.save(str(output))
@@ -194,8 +197,6 @@ def train_multiview(config: MultiViewConfig) -> dict:
     after = {}
     logger.info(shared.evaluation_line(config.eval_tasks, "after training"))
     if config.eval_tasks:
-        # Evaluation sentences are parsed as they are encoded, once for every run that shares the cache folder.
-        model[0].cache_parses_in(Path(config.parse_cache) / f"evaluation-{parser.name.replace(':', '_')}.jsonl.gz")
         protocol = TransferProtocol(folds=config.eval_folds)
         model.eval()
         after = evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size,
