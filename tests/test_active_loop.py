@@ -130,7 +130,7 @@ def test_the_command_line_refuses_a_bad_label_file_in_one_line(unlabelled_csv, b
               "--oracle", "human", "--initial", "0.25", "--step", "0.25", "--budget", "0.5", "--output", str(output),
               "--epochs", "1", "--min-steps", "2", "--batch-size", "4"])
     assert "st-contrastive active --resume-from-checkpoint" in capsys.readouterr().out
-    fill(output / "arms" / "ce-entropy-seed0" / "queries-round-000.csv", GOLD,
+    fill(output / "arms" / "ce-kmeans-seed0" / "queries-round-000.csv", GOLD,
          lambda rows: [rows[0] | {"label": "nope"}, *rows[1:]])
     with pytest.raises(SystemExit) as exit_info:
         cli_main(["active", "--resume-from-checkpoint", str(output)])
@@ -141,7 +141,7 @@ def test_labelled_by_hand_then_published_with_its_head(unlabelled_csv, base_mode
     """The human loop through the command line, ending with --resume-from-checkpoint --push-to-hub: the card says what the model
     was trained on and scored, and shows how to load the classifier head."""
     output = tmp_path / "run"
-    arm = output / "arms" / "ce-entropy-seed0"
+    arm = output / "arms" / "ce-kmeans-seed0"
     cli_main(["active", "--dataset", unlabelled_csv, "--model", base_model, "--objective", "ce", "--num-seeds", "1",
               "--oracle", "human", "--initial", "0.25", "--step", "0.25", "--budget", "0.5", "--output", str(output),
               "--epochs", "1", "--min-steps", "2", "--batch-size", "4"])
@@ -152,7 +152,7 @@ def test_labelled_by_hand_then_published_with_its_head(unlabelled_csv, base_mode
     # Round 0's model folder already holds its card (what `hf upload` would publish), with round 0's score.
     round_zero = json.loads((arm / "model" / "results.json").read_text())["after"]["questions test"]
     card = ModelCard.load(arm / "model" / "README.md")
-    assert card.data.model_name == "ce-entropy-seed0" and "loss:SCALeLoss" in card.data.tags
+    assert card.data.model_name == "ce-kmeans-seed0" and "loss:SCALeLoss" in card.data.tags
     assert [(r.dataset_name, r.metric_type, r.metric_value) for r in card.data.eval_results] == [
         ("questions test", "accuracy", round_zero["accuracy"])]
     assert "sentence_transformers_model_id" not in card.text and "SCALe active learning" in card.text
@@ -162,7 +162,7 @@ def test_labelled_by_hand_then_published_with_its_head(unlabelled_csv, base_mode
     last_round = ArmState.load(arm).rounds[-1]
     assert fake_hub["created"][0] == "me/questions" and {"classifier", "modules.json"} <= set(fake_hub["uploaded"])
     assert results["config"]["labelled"] == last_round["labelled"] == 12
-    assert "12 labelled rows of" in card and "of a 24-row pool), chosen by entropy acquisition over 2 rounds" in card
+    assert "12 labelled rows of" in card and "of a 24-row pool), chosen by kmeans acquisition over 2 rounds" in card
     assert f"| questions test |  | {last_round['accuracy']:.2f} |  |" in card and "12 labelled rows of `questions`" in card
     assert 'LabelClassifier.load("me/questions", subfolder="classifier")' in card and "['HUM', 'LOC', 'NUM']" in card
     assert '"objective": "ce"' in card and "chauhan2022scale" in card
@@ -327,8 +327,8 @@ def test_the_readme_human_oracle_command_runs_as_written(tmp_path, monkeypatch, 
     assert "--num-seeds" not in argv
     cli_main(argv)
     out = capsys.readouterr().out
-    assert "one arm: supcon-ce, entropy acquisition, seed 0" in out
-    queries = tmp_path / "runs" / "mine" / "arms" / "supcon-ce-entropy-seed0" / "queries-round-000.csv"
+    assert "one arm: supcon-ce, kmeans acquisition, seed 0" in out
+    queries = tmp_path / "runs" / "mine" / "arms" / "supcon-ce-kmeans-seed0" / "queries-round-000.csv"
     assert f"in {queries.relative_to(tmp_path)}" in out
     assert json.loads((tmp_path / "runs" / "mine" / "config.json").read_text())["num_seeds"] == 1
 
@@ -363,7 +363,7 @@ def test_labels_in_the_users_file_are_the_first_labelled_set(tmp_path, base_mode
     data = load_text_classification(str(path))
     given = {i: label for i, label in enumerate(data.train_labels) if label is not None}
     output = tmp_path / "run"
-    arm = output / "arms" / "ce-entropy-seed0"
+    arm = output / "arms" / "ce-kmeans-seed0"
     command = ["active", "--dataset", str(path), "--model", base_model, "--objective", "ce", "--oracle", "human",
                "--step", "0.25", "--budget", "0.5", "--output", str(output), "--epochs", "1", "--min-steps", "2",
                "--batch-size", "4"]

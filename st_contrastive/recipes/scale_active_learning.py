@@ -45,9 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
     return options.build_parser(
         ActiveCommand, "st-contrastive active",
         "Active learning (SCALe): a random seed set, then rounds that train, evaluate on the test split and acquire "
-        "more rows, up to a budget. The paper's settings (1 % seed set, 1 % per round, 15 % budget, entropy, batch 16, "
-        "lr 2e-5, λ=0.9, τ=0.3), except what was chosen on dev splits (docs/few-labels.md): each round continues "
-        "from the last one's model for 10 epochs over two dropout views (0.0, 0.1).")
+        "more rows, up to a budget. The paper's settings (1 % seed set, 1 % per round, 15 % budget, batch 16, lr 2e-5, "
+        "λ=0.9, τ=0.3), except what was chosen on dev splits (docs/few-labels.md): each round continues from the "
+        "last one's model for 10 epochs over two dropout views (0.0, 0.1), and acquires by k-means (the paper: "
+        "entropy).")
 
 
 def config_from_args(args: argparse.Namespace) -> ActiveLearningConfig:
