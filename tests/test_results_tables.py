@@ -16,7 +16,8 @@ options it does not take on to the command it runs, as its ``main`` does); ``pyt
 ``.venv/bin/python PATH ...`` must name a file of the repository (``python -m benchmarks`` the package,
 ``python -c CODE`` code that compiles); ``make TARGET`` a target of the Makefile. WALL TIME is what the page states
 for the command (on 2 cores), or ``wall time not recorded``. A marker with no table after it is stale. The tables
-themselves are not regenerated: that takes hours.
+themselves are not regenerated: that takes hours. Where the command is one script of docs/results/ that writes
+``table.md`` beside itself, the page shows that table cell for cell.
 """
 
 from __future__ import annotations
@@ -201,6 +202,54 @@ def test_each_results_table_names_its_command_and_wall_time(table):
         assert table.marker is None, f"{table.path}:{table.line} has a marker now: take it off MISSING_COMMAND"
         pytest.skip(f"no command named: {MISSING_COMMAND[table.path, table.header]}")
     assert problems(table) == []
+
+
+def printed_table(table: Table) -> Path | None:
+    """The ``table.md`` a docs/results script writes beside itself, where the marker's one command is that script."""
+    argvs = commands(table.marker.partition(" | ")[0]) if table.marker else []
+    if len(argvs) != 1 or argvs[0][0] not in PYTHONS or not argvs[0][1:2] or \
+            not argvs[0][1].startswith("docs/results/"):
+        return None
+    written = ROOT / argvs[0][1].rsplit("/", 1)[0] / "table.md"
+    return written if written.is_file() else None
+
+
+def printed_difference(table: Table) -> str | None:
+    """The first row where the page's table is not the one its script printed, as FILE:LINE; None when equal."""
+    path = printed_table(table)
+    (printed,) = tables(path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix())
+    page = [cells(table.header), *table.rows]
+    for number, (shown, written) in enumerate(zip(page, [cells(printed.header), *printed.rows])):
+        if shown != written:
+            return f"{table.path}:{table.line + number + (number > 0)}: {shown} where {printed.path} has {written}"
+    if len(page) != len(printed.rows) + 1:
+        return f"{table.path}:{table.line}: {len(page) - 1} rows where {printed.path} has {len(printed.rows)}"
+    return None
+
+
+PRINTED = [table for table in RESULTS if printed_table(table)]
+
+
+def test_the_rule_finds_the_tables_that_scripts_print():
+    assert len(PRINTED) >= 3
+
+
+@pytest.mark.parametrize("table", PRINTED, ids=[f"{table.path}:{table.line}" for table in PRINTED])
+def test_a_table_that_a_script_prints_is_shown_as_printed(table):
+    assert printed_difference(table) is None
+
+
+def test_a_table_that_differs_from_what_its_script_printed_is_reported():
+    script = "docs/results/matryoshka-nli-heads"
+    written = (ROOT / script / "table.md").read_text(encoding="utf-8")
+    first_figure = re.search(r"\| (\d+\.\d+) ", written).group(1)
+    shown = written.replace(first_figure, "99.99", 1)
+    (table,) = tables(f"<!-- results: .venv/bin/python {script}/reproduce.py | 6 min -->\n{shown}", "page.md")
+    assert printed_difference(table).startswith("page.md:4: ")
+    assert "99.99" in printed_difference(table) and first_figure in printed_difference(table)
+    (short,) = tables(f"<!-- results: .venv/bin/python {script}/reproduce.py | 6 min -->\n"
+                      + "\n".join(written.splitlines()[:-1]), "page.md")
+    assert printed_difference(short) == f"page.md:2: 1 rows where {script}/table.md has 2"
 
 
 def test_the_known_gaps_are_results_tables_of_the_docs():
