@@ -17,7 +17,7 @@ options it does not take on to the command it runs, as its ``main`` does); ``pyt
 ``python -c CODE`` code that compiles); ``make TARGET`` a target of the Makefile. WALL TIME is what the page states
 for the command (on 2 cores), or ``wall time not recorded``. A marker with no table after it is stale. The tables
 themselves are not regenerated: that takes hours. Where the command is one script of docs/results/ that writes
-``table.md`` beside itself, the page shows that table cell for cell.
+``table.md`` beside itself (or into the folder its ``--out`` names), the page shows that table cell for cell.
 """
 
 from __future__ import annotations
@@ -205,12 +205,15 @@ def test_each_results_table_names_its_command_and_wall_time(table):
 
 
 def printed_table(table: Table) -> Path | None:
-    """The ``table.md`` a docs/results script writes beside itself, where the marker's one command is that script."""
+    """The ``table.md`` a docs/results script writes beside itself (or into its ``--out``), where the marker's one
+    command is that script."""
     argvs = commands(table.marker.partition(" | ")[0]) if table.marker else []
     if len(argvs) != 1 or argvs[0][0] not in PYTHONS or not argvs[0][1:2] or \
             not argvs[0][1].startswith("docs/results/"):
         return None
-    written = ROOT / argvs[0][1].rsplit("/", 1)[0] / "table.md"
+    argv = argvs[0]
+    folder = argv[argv.index("--out") + 1] if "--out" in argv[:-1] else argv[1].rsplit("/", 1)[0]
+    written = ROOT / folder / "table.md"
     return written if written.is_file() else None
 
 

@@ -5,9 +5,9 @@ in the 400-step curves of docs/multiview.md), scored on the paper's transfer tas
 control is the same command with --max-steps 0. A run already in runs/mv-wv/<arm>-seed<S> is read back, not trained
 again.
 
-    .venv/bin/python docs/results/multiview-wv/reproduce.py [--seeds 1 2 3]
+    .venv/bin/python docs/results/multiview-wv/reproduce.py [--seeds 1 2 3] [--vocab-size N --runs DIR --out DIR]
 
-Writes results.json and table.md beside this file (about 25 minutes a seed on 2 cores).
+Writes results.json and table.md beside this file, or into --out (about 20 minutes a seed on 2 cores).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ COMMAND = ["multiview", "--word-vectors", "spacy:en_core_web_md", "--max-steps",
 HERE = Path(__file__).resolve().parent
 
 
-def run(views: str, trained: bool, seed: int, runs: Path) -> dict:
+def run(views: str, trained: bool, seed: int, runs: Path, vocab_size: int) -> dict:
     """One run's scores (× 100), loss, training seconds and wall seconds (training, evaluation and loading)."""
     from st_contrastive.cli import main as cli_main
 
@@ -34,7 +34,8 @@ def run(views: str, trained: bool, seed: int, runs: Path) -> dict:
     wall = output / "wall_seconds.txt"
     if not (output / "results.json").exists():
         start = time.perf_counter()
-        cli_main([*COMMAND, "--views", views, "--seed", str(seed), "--output", str(output), "--overwrite",
+        cli_main([*COMMAND, "--views", views, "--vocab-size", str(vocab_size), "--seed", str(seed),
+                  "--output", str(output), "--overwrite",
                   *([] if trained else ["--max-steps", "0"])])
         wall.write_text(f"{time.perf_counter() - start:.1f}\n")
     results = json.loads((output / "results.json").read_text())
@@ -57,8 +58,10 @@ def unknown_rate(output: Path, parse_cache: Path) -> float:
     from st_contrastive.models.multiview.vocabulary import Vocabulary
 
     vocabulary = Vocabulary.load(output)
-    ids = [i for path in parse_cache.glob("evaluation-*.jsonl.gz") for line in gzip.open(path, "rt")
-           for i in vocabulary.encode(json.loads(line)["tokens"])]
+    ids: list[int] = []
+    for path in parse_cache.glob("evaluation-*.jsonl.gz"):
+        with gzip.open(path, "rt") as lines:
+            ids += [i for line in lines for i in vocabulary.encode(json.loads(line)["tokens"])]
     return 100 * ids.count(1) / len(ids)
 
 
@@ -90,18 +93,24 @@ def table(rows: dict) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--vocab-size", type=int, default=50000,
+                        help="words with a vector; 700000 keeps all 684,830 keys of en_core_web_md's table")
     parser.add_argument("--runs", default="runs/mv-wv")
+    parser.add_argument("--out", type=Path, default=HERE, help="where results.json and table.md go")
     args = parser.parse_args(argv)
     rows: dict = {}
     for seed in args.seeds:  # seed by seed, so a stopped run leaves whole seeds behind
         for trained in (True, False):
             for views in ARMS:
-                rows.setdefault((views, trained), {})[seed] = run(views, trained, seed, Path(args.runs))
+                row = run(views, trained, seed, Path(args.runs), args.vocab_size)
+                rows.setdefault((views, trained), {})[seed] = row
     first = Path(args.runs) / f"dep-seq-seed{args.seeds[0]}"
-    (HERE / "results.json").write_text(json.dumps(
-        {"command": COMMAND, "unknown_tokens_percent": unknown_rate(first, Path("runs/parsed")), "runs": {f"{'' if t else 'random-'}{v}": s for (v, t), s in rows.items()}},
-        indent=2) + "\n")
-    (HERE / "table.md").write_text(table(rows) + "\n")
+    args.out.mkdir(parents=True, exist_ok=True)
+    runs = {f"{'' if trained else 'random-'}{views}": seeds for (views, trained), seeds in rows.items()}
+    (args.out / "results.json").write_text(json.dumps(
+        {"command": [*COMMAND, "--vocab-size", str(args.vocab_size)],
+         "unknown_tokens_percent": unknown_rate(first, Path("runs/parsed")), "runs": runs}, indent=2) + "\n")
+    (args.out / "table.md").write_text(table(rows) + "\n")
     print(table(rows))
 
 
