@@ -234,7 +234,8 @@ PRINTED = [table for table in RESULTS if printed_table(table)]
 
 
 def test_the_rule_finds_the_tables_that_scripts_print():
-    assert len(PRINTED) >= 3
+    """Guards the parametrized test below: the Matryoshka NLI heads and DeCLUTR tables and both multi-view ones."""
+    assert len(PRINTED) >= 4
 
 
 @pytest.mark.parametrize("table", PRINTED, ids=[f"{table.path}:{table.line}" for table in PRINTED])
