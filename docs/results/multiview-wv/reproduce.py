@@ -2,8 +2,8 @@
 
 Each arm is `st-contrastive multiview --word-vectors spacy:en_core_web_md` at 200 steps (where STS-B dev flattened
 in the 400-step curves of docs/multiview.md), scored on the paper's transfer tasks, SICK-R and SICK cosine; the
-control is the same command with --max-steps 0. A run already in runs/mv-wv/<arm>-seed<S> is read back, not trained
-again.
+control is the same command with --max-steps 0. A run already in --runs (runs/mv-wv/<arm>-seed<S>) is read back,
+not trained again.
 
     .venv/bin/python docs/results/multiview-wv/reproduce.py [--seeds 1 2 3] [--vocab-size N --runs DIR --out DIR]
 
@@ -65,25 +65,23 @@ def unknown_rate(output: Path, parse_cache: Path) -> float:
     return 100 * ids.count(1) / len(ids)
 
 
-COLUMNS = [*TRANSFER, "transfer", "sick-r", "sick-cos"]
+COLUMNS = {**{task: task.upper() for task in TRANSFER}, "transfer": "transfer avg", "sick-r": "SICK-R r",
+           "sick-cos": "SICK cos ρ"}
 
 
-def cell(values: list[float]) -> str:
-    return f"{statistics.mean(values):.1f} ± {statistics.stdev(values):.1f}" if len(values) > 1 else f"{values[0]:.1f}"
+def cell(values: list[float], digits: int = 1) -> str:
+    if len(values) == 1:
+        return f"{values[0]:.{digits}f}"
+    return f"{statistics.mean(values):.{digits}f} ± {statistics.stdev(values):.{digits}f}"
 
 
 def table(rows: dict) -> str:
-    lines = ["| arm | " + " | ".join(c.upper() if c in TRANSFER else {"transfer": "transfer avg", "sick-r":
-             "SICK-R r", "sick-cos": "SICK cos ρ"}[c] for c in COLUMNS) + " | loss | train s | wall s |",
+    lines = ["| arm | " + " | ".join(COLUMNS.values()) + " | loss | train s | wall s |",
              "|---|" + "---|" * (len(COLUMNS) + 3)]
     for (views, trained), seeds in rows.items():
         name = ARMS[views] if trained else f"random {ARMS[views].split(' (')[0]}"
         values = list(seeds.values())
-        loss = ""
-        if trained:
-            losses = [v["loss"] for v in values]
-            loss = (f"{statistics.mean(losses):.2f} ± {statistics.stdev(losses):.2f}" if len(losses) > 1
-                    else f"{losses[0]:.2f}")
+        loss = cell([v["loss"] for v in values], digits=2) if trained else ""
         lines.append(f"| {name} | " + " | ".join(cell([v[c] for v in values]) for c in COLUMNS)
                      + f" | {loss} | {statistics.mean(v['train_seconds'] for v in values):.0f}"
                      + f" | {statistics.mean(v['wall_seconds'] or 0 for v in values):.0f} |")
