@@ -17,7 +17,8 @@ options it does not take on to the command it runs, as its ``main`` does); ``pyt
 ``python -c CODE`` code that compiles); ``make TARGET`` a target of the Makefile. WALL TIME is what the page states
 for the command (on 2 cores), or ``wall time not recorded``. A marker with no table after it is stale. The tables
 themselves are not regenerated: that takes hours. Where the command is one script of docs/results/ that writes
-``table.md`` beside itself (or into the folder its ``--out`` names), the page shows that table cell for cell.
+``table.md`` beside itself (or into the folder its ``--out`` names), or ``NAME.md`` beside itself for its first
+argument NAME (a script of several tables), the page shows that table cell for cell.
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import importlib.util
 import io
 import re
 import shlex
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -205,15 +208,16 @@ def test_each_results_table_names_its_command_and_wall_time(table):
 
 
 def printed_table(table: Table) -> Path | None:
-    """The ``table.md`` a docs/results script writes beside itself (or into its ``--out``), where the marker's one
-    command is that script."""
+    """The ``table.md`` a docs/results script writes beside itself (or into its ``--out``; ``NAME.md`` for a first
+    argument NAME), where the marker's one command is that script."""
     argvs = commands(table.marker.partition(" | ")[0]) if table.marker else []
     if len(argvs) != 1 or argvs[0][0] not in PYTHONS or not argvs[0][1:2] or \
             not argvs[0][1].startswith("docs/results/"):
         return None
     argv = argvs[0]
     folder = argv[argv.index("--out") + 1] if "--out" in argv[:-1] else argv[1].rsplit("/", 1)[0]
-    written = ROOT / folder / "table.md"
+    name = argv[2] if argv[2:3] and not argv[2].startswith("-") else "table"  # a script of several tables
+    written = ROOT / folder / f"{name}.md"
     return written if written.is_file() else None
 
 
@@ -234,8 +238,8 @@ PRINTED = [table for table in RESULTS if printed_table(table)]
 
 
 def test_the_rule_finds_the_tables_that_scripts_print():
-    """Guards the parametrized test below: the Matryoshka NLI heads and DeCLUTR tables and both multi-view ones."""
-    assert len(PRINTED) >= 4
+    """Guards the parametrized test below: the Matryoshka, multi-view and active-learning tables."""
+    assert len(PRINTED) >= 16
 
 
 @pytest.mark.parametrize("table", PRINTED, ids=[f"{table.path}:{table.line}" for table in PRINTED])
@@ -322,3 +326,23 @@ def test_a_marker_that_no_table_follows_is_stale():
     text = "<!-- results: make bench | 15 min on 2 cores -->\n\n" + RESULTS_TABLE
     code = "\n```\n<!-- results: x | y -->\n```\n"  # a marker shown in a code block is text, not a marker
     assert stale_markers(text + code, "page.md") == ["page.md:1"]
+
+
+def script(path: str):
+    """A docs/results script as a module, imported from its file (the folders are not packages)."""
+    spec = importlib.util.spec_from_file_location(Path(path).parent.name.replace("-", "_"), ROOT / path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+ACTIVE_TABLES = script("docs/results/active-tables/reproduce.py")
+
+
+@pytest.mark.parametrize("name", ACTIVE_TABLES.NAMES)
+def test_each_active_learning_table_is_what_its_script_prints_from_the_kept_runs(name):
+    """The kept NAME.md is what the script prints from the run states in docs/results/al-* (no run is missing, so
+    nothing trains), so a change of the script that moves a figure or a row shows here."""
+    written = (ROOT / "docs/results/active-tables" / f"{name}.md").read_text(encoding="utf-8")
+    assert ACTIVE_TABLES.table_text(name) + "\n" == written

@@ -1,0 +1,184 @@
+"""The active-learning results tables of docs/few-labels.md and docs/scale.md, from the runs' kept states.
+
+Each table reads `st-contrastive active` run folders under --runs (their states are kept in docs/results/al-*: every
+round of every arm, no models). A folder without metrics.json is trained first with the command that made it
+(RUNS below), so a table can be rebuilt one run at a time.
+
+    .venv/bin/python docs/results/active-tables/reproduce.py TABLE [--runs docs/results]
+
+Prints TABLE as its page shows it and writes it to TABLE.md beside this file. Wall times from scratch are stated
+beside each table in the pages (7 to 100 minutes a run on 2 cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SIMULATED = ["active", "--num-seeds", "3", "--pool-size", "1500", "--initial", "0.01", "--step", "0.05",
+             "--budget", "0.15"]
+# The paper's rounds, before the dev-split choice: 3 epochs over five dropout views.
+PAPER_ROUNDS = ["--epochs", "3", "--min-steps", "10", "--dropout-rates", "0.0", "0.1", "0.2", "0.3", "0.4"]
+DEV = [*SIMULATED, "--objective", "supcon-ce", "--acquisition", "random", "--min-steps", "10", "--dev-size", "500"]
+CHOSEN = ["--epochs", "10", "--dropout-rates", "0.0", "0.1", "--warm-start"]  # the dev split's choice, the defaults
+TEST = [*SIMULATED, "--objective", "supcon-ce", "ce", "--acquisition", "random",
+        "--reference", "setfit", "setfit-defaults", "logreg"]
+KMEANS = [*SIMULATED, "--objective", "supcon-ce", "--acquisition", "kmeans", "--reference", "setfit-defaults", "logreg"]
+WARM_TEST = [*SIMULATED, "--objective", "supcon-ce", "--acquisition", "random", *PAPER_ROUNDS, "--warm-start"]
+
+# run folder -> the `st-contrastive` arguments that made it (without --output)
+RUNS: dict[str, list[str]] = {
+    **{f"al-dev-{dataset}-{arm}": [*DEV, "--dataset", dataset, *options] for dataset in ("trec", "sst2")
+       for arm, options in {"cold": [*PAPER_ROUNDS, "--no-warm-start"], "warm": [*PAPER_ROUNDS, "--warm-start"],
+                            "warm-e10-v2": CHOSEN, "warm-e10-v2-head3e-2": [*CHOSEN, "--head-learning-rate", "3e-2"],
+                            "warm-e10-v2-kmeans": [*CHOSEN, "--acquisition", "kmeans"]}.items()},
+    **{f"al-dev-trec-warm-e10-v2-{arm}": [*DEV, "--dataset", "trec", *CHOSEN, *options] for arm, options in {
+        "lambda0.5": ["--supcon-weight", "0.5"], "tau0.1": ["--temperature", "0.1"],
+        "head1e-3": ["--head-learning-rate", "1e-3"], "entropy": ["--acquisition", "entropy"],
+        "balanced-entropy": ["--acquisition", "balanced-entropy"]}.items()},
+    **{f"al-{dataset}": [*TEST, "--dataset", dataset] for dataset in ("trec", "sst2", "sst5")},
+    **{f"al-{dataset}-kmeans": [*KMEANS, "--dataset", dataset] for dataset in ("trec", "sst2", "sst5")},
+    "al-sst2-references": [*SIMULATED, "--dataset", "sst2", "--objective", "supcon-ce", "ce", "--acquisition",
+                           "random", "--reference", "setfit-defaults", "logreg", "--equal-compute", *PAPER_ROUNDS,
+                           "--no-warm-start"],
+    **{f"al-test-{dataset}-warm": [*WARM_TEST, "--dataset", dataset] for dataset in ("trec", "sst2")},
+}
+DATASETS = {"trec": "TREC-6", "sst2": "SST-2", "sst5": "SST-5"}
+PERCENTS = ("1", "5", "10", "15")
+
+
+@dataclass(frozen=True)
+class Row:
+    labels: tuple[str, ...]  # the row's first cells
+    run: str  # a folder of RUNS
+    objective: str = "supcon-ce"  # the arm: an --objective, a --reference or an equal-compute arm
+
+
+@dataclass(frozen=True)
+class Table:
+    header: tuple[str, ...]  # the label columns
+    rows: tuple[Row, ...]
+    extras: tuple[str, ...] = ("training s / round", "steps / round")
+
+
+def dev_rows(dataset: str, arms: dict[str, str]) -> tuple[Row, ...]:
+    return tuple(Row((dataset, name), f"al-dev-{dataset}-{arm}") for arm, name in arms.items())
+
+
+PAPER = {"cold": "from the base, 3 epochs, 5 views", "warm": "warm start, 3 epochs, 5 views"}
+CHOSEN_ROW = "warm start, 10 epochs, 2 views"
+KMEANS_ARMS = {"supcon-ce": "SCALe, k-means", "setfit-defaults": "SetFit at its settings, the same k-means rows",
+               "logreg": "logistic regression, the same rows (floor)"}
+FLOOR = "logistic regression, frozen base (floor)"
+TABLES: dict[str, Table] = {
+    "dev": Table(("dataset", "rounds"), tuple(
+        row for dataset in ("trec", "sst2") for row in dev_rows(dataset, {**PAPER, "warm-e10-v2": CHOSEN_ROW}))),
+    "dev-lambda-tau": Table(("dataset", "rounds"), dev_rows("trec", {
+        "warm-e10-v2": f"{CHOSEN_ROW} (the defaults: λ 0.9, τ 0.3)", "warm-e10-v2-lambda0.5": "the same, λ 0.5",
+        "warm-e10-v2-tau0.1": "the same, τ 0.1"})),
+    "dev-head-learning-rate": Table(("dataset", "rounds"), dev_rows("trec", {
+        "warm-e10-v2": f"{CHOSEN_ROW} (the defaults: head lr 1e-2)", "warm-e10-v2-head1e-3": "the same, head lr 1e-3",
+        "warm-e10-v2-head3e-2": "the same, head lr 3e-2"}) + dev_rows("sst2", {
+        "warm-e10-v2": f"{CHOSEN_ROW} (the defaults: head lr 1e-2)", "warm-e10-v2-head3e-2": "the same, head lr 3e-2"})),
+    "dev-acquisition": Table(("dataset", "rounds"), dev_rows("trec", {
+        "warm-e10-v2": f"{CHOSEN_ROW}, random acquisition", "warm-e10-v2-entropy": "the same, entropy acquisition",
+        "warm-e10-v2-balanced-entropy": "the same, class-balanced entropy",
+        "warm-e10-v2-kmeans": "the same, k-means acquisition"}) + dev_rows("sst2", {
+        "warm-e10-v2": f"{CHOSEN_ROW}, random acquisition", "warm-e10-v2-kmeans": "the same, k-means acquisition"})),
+    "test-kmeans": Table(("dataset", "arm"), tuple(
+        Row((DATASETS[dataset], name), f"al-{dataset}-kmeans", arm) for dataset in ("trec", "sst2", "sst5")
+        for arm, name in KMEANS_ARMS.items()), ("training s / round",)),
+    "dev-warm-start": Table(("dataset", "rounds start from"), tuple(
+        Row((DATASETS[dataset], name), f"al-dev-{dataset}-{arm}") for dataset in ("trec", "sst2")
+        for arm, name in {"cold": "the base (`--no-warm-start`)", "warm": "the last round (`--warm-start`)"}.items()),
+        ("steps / round",)),
+    "sst2-references": Table(("arm",), tuple(Row((name,), "al-sst2-references", arm) for arm, name in {
+        "supcon-ce": "SupCon + CE (SCALe)", "ce": "CE only", "setfit-defaults": "SetFit at its own settings",
+        "logreg": FLOOR}.items())),
+    "sst2-equal-compute": Table(("arm",), tuple(Row((name,), "al-sst2-references", arm) for arm, name in {
+        "supcon-ce": "SupCon + CE (SCALe), equal steps", "setfit-defaults": "SetFit at its own settings",
+        "supcon-ce-equal-compute": "SupCon + CE (SCALe), equal compute", "ce-equal-compute": "CE only, equal compute",
+        "logreg": FLOOR}.items()), ("steps / round",)),
+}
+# The three test runs at the defaults, each as its own command prints it.
+OWN_TABLES = {f"test-{dataset}": f"al-{dataset}" for dataset in ("trec", "sst2", "sst5")}
+# SCALe against SetFit at its settings on the same k-means rows: accuracy points, and training time as a share.
+DIFFERENCES = "test-kmeans-against-setfit"
+
+
+def metrics(run: str, runs: Path = HERE.parent) -> list[dict]:
+    folder = runs / run
+    if not (folder / "metrics.json").exists():
+        from st_contrastive.cli import main as cli_main
+
+        cli_main([*RUNS[run], "--output", str(folder)])
+    return json.loads((folder / "metrics.json").read_text())
+
+
+def arm(run: str, objective: str, runs: Path) -> dict:
+    """Accuracy mean and std per percent, and training seconds and steps per round (means over rounds)."""
+    from st_contrastive.active.report import summarize
+
+    summary = [s for s in summarize(metrics(run, runs)) if s["objective"] == objective]
+    if not summary:
+        raise SystemExit(f"{run} has no arm {objective!r}")
+    per_round = {key: sum(s[f"{key}_mean"] for s in summary) / len(summary) for key in ("train_seconds", "steps")}
+    return {"accuracy": {f"{s['percent']:g}": (s["accuracy_mean"], s["accuracy_std"]) for s in summary},
+            "training s / round": per_round["train_seconds"], "steps / round": per_round["steps"]}
+
+
+def markdown(table: Table, runs: Path) -> str:
+    lines = ["| " + " | ".join([*table.header, *(f"{p} %" for p in PERCENTS), *table.extras]) + " |",
+             "|" + "---|" * (len(table.header) + len(PERCENTS) + len(table.extras))]
+    for row in table.rows:
+        found = arm(row.run, row.objective, runs)
+        cells = [f"{mean:.2f} ± {std:.2f}" for mean, std in (found["accuracy"][p] for p in PERCENTS)]
+        cells += [f"{found[extra]:.1f}" if extra.startswith("training") else f"{found[extra]:.0f}"
+                  for extra in table.extras]
+        lines.append("| " + " | ".join([*row.labels, *cells]) + " |")
+    return "\n".join(lines)
+
+
+def signed(value: float) -> str:
+    return f"{value:+.1f}".replace("-", "−")
+
+
+def differences(runs: Path) -> str:
+    lines = ["| dataset | " + " | ".join(f"{p} %" for p in PERCENTS) + " | SCALe's training time per round, of "
+             "SetFit's |", "|---|" + "---|" * (len(PERCENTS) + 1)]
+    for dataset, name in DATASETS.items():
+        scale, setfit = (arm(f"al-{dataset}-kmeans", objective, runs) for objective in ("supcon-ce", "setfit-defaults"))
+        cells = [signed(scale["accuracy"][p][0] - setfit["accuracy"][p][0]) for p in PERCENTS]
+        share = 100 * scale["training s / round"] / setfit["training s / round"]
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {share:.0f} % |")
+    return "\n".join(lines)
+
+
+def table_text(name: str, runs: Path = HERE.parent) -> str:
+    if name == DIFFERENCES:
+        return differences(runs)
+    if name in OWN_TABLES:  # the command's own report, its legend of arms left out
+        from st_contrastive.active.report import format_table, summarize
+
+        return format_table(summarize(metrics(OWN_TABLES[name], runs))).split("\n\n")[0]
+    return markdown(TABLES[name], runs)
+
+
+NAMES = [*TABLES, *OWN_TABLES, DIFFERENCES]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("table", choices=NAMES, help="the table to print")
+    parser.add_argument("--runs", default=str(HERE.parent), help="folder of the al-* run folders")
+    args = parser.parse_args(argv)
+    text = table_text(args.table, Path(args.runs))
+    (HERE / f"{args.table}.md").write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
