@@ -238,8 +238,8 @@ PRINTED = [table for table in RESULTS if printed_table(table)]
 
 
 def test_the_rule_finds_the_tables_that_scripts_print():
-    """Guards the parametrized test below: the Matryoshka, multi-view and active-learning tables."""
-    assert len(PRINTED) >= 16
+    """Guards the parametrized test below: the Matryoshka, multi-view, active-learning, DeCLUTR and GPU tables."""
+    assert len(PRINTED) >= 22
 
 
 @pytest.mark.parametrize("table", PRINTED, ids=[f"{table.path}:{table.line}" for table in PRINTED])
@@ -331,18 +331,27 @@ def test_a_marker_that_no_table_follows_is_stale():
 def script(path: str):
     """A docs/results script as a module, imported from its file (the folders are not packages)."""
     spec = importlib.util.spec_from_file_location(Path(path).parent.name.replace("-", "_"), ROOT / path)
+    if spec.name in sys.modules:
+        return sys.modules[spec.name]
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
 
-ACTIVE_TABLES = script("docs/results/active-tables/reproduce.py")
+# Scripts that print their tables from results kept beside them (or in docs/results/al-*): nothing trains here.
+KEPT = ["active-tables", "declutr-mlm-base-long", "gpu-h200"]
+KEPT_TABLES = [(folder, name) for folder in KEPT for name in script(f"docs/results/{folder}/reproduce.py").NAMES]
 
 
-@pytest.mark.parametrize("name", ACTIVE_TABLES.NAMES)
-def test_each_active_learning_table_is_what_its_script_prints_from_the_kept_runs(name):
-    """The kept NAME.md is what the script prints from the run states in docs/results/al-* (no run is missing, so
-    nothing trains), so a change of the script that moves a figure or a row shows here."""
-    written = (ROOT / "docs/results/active-tables" / f"{name}.md").read_text(encoding="utf-8")
-    assert ACTIVE_TABLES.table_text(name) + "\n" == written
+@pytest.mark.parametrize(("folder", "name"), KEPT_TABLES, ids=[f"{folder}:{name}" for folder, name in KEPT_TABLES])
+def test_each_kept_table_is_what_its_script_prints_from_the_kept_results(folder, name):
+    """NAME.md is what the script prints now from the kept results, so a change of the script that moves a figure
+    or a row shows here, not only when someone reruns it."""
+    written = (ROOT / "docs/results" / folder / f"{name}.md").read_text(encoding="utf-8")
+    assert script(f"docs/results/{folder}/reproduce.py").table_text(name) + "\n" == written
+
+
+def test_the_kept_tables_are_found():
+    """Guards the parametrized test above: twelve active-learning tables, two DeCLUTR and four GPU tables."""
+    assert len(KEPT_TABLES) >= 18

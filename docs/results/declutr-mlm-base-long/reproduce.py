@@ -65,13 +65,18 @@ def curve(result: dict) -> str:
 
 
 TABLES = {"final": final, "curve": curve}
+NAMES = list(TABLES)
+
+
+def table_text(name: str) -> str:
+    return TABLES[name](ablation())
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("table", choices=TABLES, help="the table to print")
+    parser.add_argument("table", choices=NAMES, help="the table to print")
     args = parser.parse_args(argv)
-    text = TABLES[args.table](ablation())
+    text = table_text(args.table)
     (HERE / f"{args.table}.md").write_text(text + "\n")
     print(text)
 
