@@ -1,0 +1,89 @@
+"""The CPU tables of `make bench` in docs/benchmarks.md and docs/multiview.md, from the kept run's all.json.
+
+all.json beside this file is one `python -m benchmarks` run (what `make bench` runs) on 2 CPU cores. Without it,
+that run is made first (about 15 minutes on 2 cores; nothing else should share the cores while it runs).
+
+    .venv/bin/python docs/results/bench/reproduce.py {ratios,cached-memory,tree-lstm}
+
+Prints the table (ratios: every benchmark's ratio against its target, as `make bench` prints it; cached-memory:
+CachedDeCLUTRLoss against DeCLUTRLoss per batch size; tree-lstm: the batched Tree-LSTM cells against the naive
+per-node recursion) as the page shows it and writes it to TABLE.md beside this file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+sys.path.insert(0, str(ROOT))  # benchmarks/ is a package of the repository, not of the installed project
+
+
+def run() -> dict:
+    kept = HERE / "all.json"
+    if not kept.exists():
+        from benchmarks.__main__ import main as bench
+
+        bench(["--output", str(kept)])
+    return json.loads(kept.read_text())
+
+
+def header(*columns: str) -> list[str]:
+    return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+
+
+def ratios() -> str:
+    from benchmarks.__main__ import markdown, table
+
+    return markdown(table(run()["results"]))
+
+
+def cached_memory() -> str:
+    lines = header("anchors", "spans", "uncached peak", "cached peak", "uncached step", "cached step",
+                   "padding: one pass", "mini-batches", "sorted mini-batches")
+    for row in run()["results"]["cached_memory"]["rows"]:
+        padding = row["padding"]
+        lines.append(f"| {row['anchors']:,} | {row['spans']:,} | {row['uncached_mib']:,.0f} MiB | "
+                     f"{row['cached_mib']:,.0f} MiB | {row['uncached_seconds']:.2f} s | {row['cached_seconds']:.2f} s | "
+                     + " | ".join(f"{100 * padding[kind]:.1f} %" for kind in ("one_pass", "mini_batches",
+                                                                             "mini_batches_sorted")) + " |")
+    return "\n".join(lines)
+
+
+CELLS = {"child-sum, attention": "attentive child-sum", "binary": "binary"}
+
+
+def tree_lstm() -> str:
+    lines = header("cell", "batched", "naive per node", "ratio",
+                   "ceiling: naive / the batched step's matrix products alone")
+    for name, cell in run()["results"]["tree_lstm_throughput"]["cells"].items():
+        products = cell["median_seconds"]["matrix_products"]
+        lines.append(f"| {CELLS[name]} | {cell['batched_sentences_per_second']:,.0f} sentences/s | "
+                     f"{cell['naive_sentences_per_second']:,.0f} sentences/s | {cell['batched_over_naive']:.1f}× | "
+                     f"{cell['naive_over_matrix_products']:.1f}× ({cell['matrix_product_gflop']:.1f} GFLOP in "
+                     f"{products * 1000:.1f} ms, {cell['matrix_product_gflop'] / products:.0f} GFLOP/s) |")
+    return "\n".join(lines)
+
+
+TABLES = {"ratios": ratios, "cached-memory": cached_memory, "tree-lstm": tree_lstm}
+NAMES = list(TABLES)
+
+
+def table_text(name: str) -> str:
+    return TABLES[name]()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("table", choices=NAMES, help="the table to print")
+    args = parser.parse_args(argv)
+    text = table_text(args.table)
+    (HERE / f"{args.table}.md").write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
