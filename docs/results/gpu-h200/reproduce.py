@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[2]))  # benchmarks/ is a package of the repository, not of the installed project
 COMMON = ["--device", "cuda", "--base", ".devcarry/minilm", "--random-weights"]
 PARSED = ["--parsed", ".devcarry/wiki-parsed.jsonl.gz"]
 PAIRS = ["scale-vs-setfit", "nli-supcon-vs-softmax", "declutr-vs-mnrl"]
