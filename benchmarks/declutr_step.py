@@ -144,15 +144,17 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"DeCLUTRLoss / MNRL step, mlm_weight=0: {results['contrastive_only_over_mnrl']:.3f}  (target <= 1.00)")
     print(f"sampling + collation share:           {results['collation_share_of_step']:.2%}  (target < 5%)")
     if args.profile:
-        results["profile_top_growth_ms"] = profile_growth(collator(rows[: args.batch_size]), args.num_positives,
-                                                          {"declutr": declutr, "mnrl": mnrl}, optimizer)
+        results["profile"] = profile_growth(collator(rows[: args.batch_size]), args.num_positives,
+                                            {"declutr": declutr, "mnrl": mnrl}, optimizer)
         Path(args.output).write_text(json.dumps(results, indent=2))
+        print("\nprofile of one step, self CPU time; the operators that grow most from MNRL to DeCLUTR:\n"
+              + profile_table(results["profile"]))
     return results
 
 
-def profile_growth(batch: dict, num_positives: int, losses: dict, optimizer, top: int = 12) -> dict[str, float]:
+def profile_growth(batch: dict, num_positives: int, losses: dict, optimizer, top: int = 12) -> dict:
     """Self CPU milliseconds per operator in one step of DeCLUTRLoss and of MNRL on the same spans (after one
-    unprofiled warm-up step each), printed as the ``top`` operators whose time grows most from MNRL to DeCLUTR."""
+    unprofiled warm-up step each): the ``top`` operators whose time grows most from MNRL to DeCLUTR, and the totals."""
     from torch.profiler import ProfilerActivity, profile
 
     anchors, positives, mnrl_features = split_features(batch, num_positives)
@@ -165,15 +167,22 @@ def profile_growth(batch: dict, num_positives: int, losses: dict, optimizer, top
         self_ms[name] = {e.key: e.self_cpu_time_total / 1000 for e in prof.key_averages()}
     names = self_ms["declutr"].keys() | self_ms["mnrl"].keys()
     growth = {n: self_ms["declutr"].get(n, 0.0) - self_ms["mnrl"].get(n, 0.0) for n in names}
-    totals = {name: sum(ms.values()) for name, ms in self_ms.items()}
-    print(f"\nprofile, one step: DeCLUTRLoss {totals['declutr']:.0f} ms, MNRL {totals['mnrl']:.0f} ms self CPU time; "
-          f"the operators that grow most:")
-    print(f"{'operator':<40} {'DeCLUTR ms':>11} {'MNRL ms':>9} {'growth':>8}")
     chosen = sorted(growth, key=growth.get, reverse=True)[:top]
-    for n in chosen:
-        print(f"{n[:40]:<40} {self_ms['declutr'].get(n, 0.0):>11.1f} {self_ms['mnrl'].get(n, 0.0):>9.1f} "
-              f"{growth[n]:>+8.1f}")
-    return {n: round(growth[n], 2) for n in chosen}
+    return {"operators": {n: [round(self_ms["declutr"].get(n, 0.0), 2), round(self_ms["mnrl"].get(n, 0.0), 2)]
+                          for n in chosen},
+            "total_ms": {name: round(sum(ms.values()), 2) for name, ms in self_ms.items()}}
+
+
+def profile_table(profile: dict) -> str:
+    """The operators whose self time grows most from MNRL to DeCLUTR, and all operators, as a Markdown table."""
+    lines = ["| operator | DeCLUTR ms | MNRL ms | growth |", "|---|---|---|---|"]
+    lines += [f"| {name} | {declutr:.1f} | {mnrl:.1f} | {declutr - mnrl:+.1f} |"
+              for name, (declutr, mnrl) in profile["operators"].items()]
+    total = profile["total_ms"]
+    extra = total["declutr"] - total["mnrl"]
+    lines.append(f"| all operators | {total['declutr']:,.0f} | {total['mnrl']:,.0f} | {extra:+,.0f} "
+                 f"({100 * extra / total['mnrl']:.1f} %) |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

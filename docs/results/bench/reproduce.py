@@ -1,13 +1,15 @@
-"""The CPU tables of `make bench` in docs/benchmarks.md and docs/multiview.md, from the kept run's all.json.
+"""The CPU benchmark tables of docs/benchmarks.md and docs/multiview.md, from the kept runs' JSON.
 
-all.json beside this file is one `python -m benchmarks` run (what `make bench` runs) on 2 CPU cores. Without it,
-that run is made first (about 15 minutes on 2 cores; nothing else should share the cores while it runs).
+all.json beside this file is one `python -m benchmarks` run (what `make bench` runs) on 2 CPU cores, and
+declutr-profile.json one `python benchmarks/declutr_step.py --repeats 10 --profile`. Without one, that run is made
+first (about 12 minutes and 1 minute on 2 cores; nothing else should share the cores while it runs).
 
-    .venv/bin/python docs/results/bench/reproduce.py {ratios,cached-memory,tree-lstm}
+    .venv/bin/python docs/results/bench/reproduce.py {ratios,cached-memory,tree-lstm,declutr-profile}
 
 Prints the table (ratios: every benchmark's ratio against its target, as `make bench` prints it; cached-memory:
 CachedDeCLUTRLoss against DeCLUTRLoss per batch size; tree-lstm: the batched Tree-LSTM cells against the naive
-per-node recursion) as the page shows it and writes it to TABLE.md beside this file.
+per-node recursion; declutr-profile: the operators whose time grows most from MNRL's step to DeCLUTR's, as the
+profile prints them) as the page shows it and writes it to TABLE.md beside this file.
 """
 
 from __future__ import annotations
@@ -28,6 +30,15 @@ def run() -> dict:
         from benchmarks.__main__ import main as bench
 
         bench(["--output", str(kept)])
+    return json.loads(kept.read_text())
+
+
+def profiled() -> dict:
+    kept = HERE / "declutr-profile.json"
+    if not kept.exists():
+        from benchmarks import declutr_step
+
+        declutr_step.main(["--repeats", "10", "--profile", "--output", str(kept)])
     return json.loads(kept.read_text())
 
 
@@ -68,7 +79,13 @@ def tree_lstm() -> str:
     return "\n".join(lines)
 
 
-TABLES = {"ratios": ratios, "cached-memory": cached_memory, "tree-lstm": tree_lstm}
+def declutr_profile() -> str:
+    from benchmarks.declutr_step import profile_table
+
+    return profile_table(profiled()["profile"])
+
+
+TABLES = {"ratios": ratios, "cached-memory": cached_memory, "tree-lstm": tree_lstm, "declutr-profile": declutr_profile}
 NAMES = list(TABLES)
 
 
