@@ -341,7 +341,7 @@ def script(path: str):
 
 # Scripts that print their tables from results kept beside them (or in docs/results/al-*): nothing trains here.
 KEPT = ["active-tables", "bench", "declutr-mlm-base-long", "declutr-variants", "gpu-h200", "multiview-wv-curve"]
-KEPT_TABLES = [(folder, name) for folder in KEPT for name in script(f"docs/results/{folder}/reproduce.py").NAMES]
+KEPT_TABLES = [(folder, name) for folder in KEPT for name in script(f"docs/results/{folder}/reproduce.py").TABLES]
 
 
 @pytest.mark.parametrize(("folder", "name"), KEPT_TABLES, ids=[f"{folder}:{name}" for folder, name in KEPT_TABLES])
@@ -349,7 +349,7 @@ def test_each_kept_table_is_what_its_script_prints_from_the_kept_results(folder,
     """NAME.md is what the script prints now from the kept results, so a change of the script that moves a figure
     or a row shows here, not only when someone reruns it."""
     written = (ROOT / "docs/results" / folder / f"{name}.md").read_text(encoding="utf-8")
-    assert script(f"docs/results/{folder}/reproduce.py").table_text(name) + "\n" == written
+    assert script(f"docs/results/{folder}/reproduce.py").TABLES[name]() + "\n" == written
 
 
 def test_the_kept_tables_are_found():

@@ -12,12 +12,16 @@ beside each table in the pages (7 to 100 minutes a run on 2 cores).
 
 from __future__ import annotations
 
-import argparse
+import functools
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # docs/results: the command line its scripts share
+import results_script
+
 SIMULATED = ["active", "--num-seeds", "3", "--pool-size", "1500", "--initial", "0.01", "--step", "0.05",
              "--budget", "0.15"]
 # The paper's rounds, before the dev-split choice: 3 epochs over five dropout views.
@@ -73,7 +77,7 @@ CHOSEN_ROW = "warm start, 10 epochs, 2 views"
 KMEANS_ARMS = {"supcon-ce": "SCALe, k-means", "setfit-defaults": "SetFit at its settings, the same k-means rows",
                "logreg": "logistic regression, the same rows (floor)"}
 FLOOR = "logistic regression, frozen base (floor)"
-TABLES: dict[str, Table] = {
+LAYOUTS: dict[str, Table] = {
     "dev": Table(("dataset", "rounds"), tuple(
         row for dataset in ("trec", "sst2") for row in dev_rows(dataset, {**PAPER, "warm-e10-v2": CHOSEN_ROW}))),
     "dev-lambda-tau": Table(("dataset", "rounds"), dev_rows("trec", {
@@ -164,20 +168,14 @@ def table_text(name: str, runs: Path = HERE.parent) -> str:
         from st_contrastive.active.report import format_table, summarize
 
         return format_table(summarize(metrics(OWN_TABLES[name], runs))).split("\n\n")[0]
-    return markdown(TABLES[name], runs)
+    return markdown(LAYOUTS[name], runs)
 
 
-NAMES = [*TABLES, *OWN_TABLES, DIFFERENCES]
+TABLES = {name: functools.partial(table_text, name) for name in [*LAYOUTS, *OWN_TABLES, DIFFERENCES]}
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("table", choices=NAMES, help="the table to print")
-    parser.add_argument("--runs", default=str(HERE.parent), help="folder of the al-* run folders")
-    args = parser.parse_args(argv)
-    text = table_text(args.table, Path(args.runs))
-    (HERE / f"{args.table}.md").write_text(text + "\n")
-    print(text)
+    results_script.run(__file__, __doc__.splitlines()[0], TABLES, argv, runs=str(HERE.parent))
 
 
 if __name__ == "__main__":

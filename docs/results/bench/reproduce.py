@@ -14,14 +14,14 @@ profile prints them) as the page shows it and writes it to TABLE.md beside this 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[2]
-sys.path.insert(0, str(ROOT))  # benchmarks/ is a package of the repository, not of the installed project
+sys.path.insert(0, str(HERE.parents[2]))  # benchmarks/ is a package of the repository, not of the installed project
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # docs/results: the command line its scripts share
+import results_script
 
 
 def run() -> dict:
@@ -86,20 +86,10 @@ def declutr_profile() -> str:
 
 
 TABLES = {"ratios": ratios, "cached-memory": cached_memory, "tree-lstm": tree_lstm, "declutr-profile": declutr_profile}
-NAMES = list(TABLES)
-
-
-def table_text(name: str) -> str:
-    return TABLES[name]()
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("table", choices=NAMES, help="the table to print")
-    args = parser.parse_args(argv)
-    text = table_text(args.table)
-    (HERE / f"{args.table}.md").write_text(text + "\n")
-    print(text)
+    results_script.run(__file__, __doc__.splitlines()[0], TABLES, argv)
 
 
 if __name__ == "__main__":

@@ -12,12 +12,15 @@ steps) as the page shows it and writes it to final.md or curve.md beside this fi
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # docs/results: the command line its scripts share
+import results_script
+
 BASE = ["pretrain-mlm", "--dataset", "both", "--max-steps", "1900", "--learning-rate", "1e-3",
         "--mlm-probability", "0.3", "--output", "runs/mlm-base"]
 ABLATION = ["declutr-ablation", "--model", "runs/mlm-base", "--dataset", "wiki", "--short-documents", "skip",
@@ -64,21 +67,11 @@ def curve(result: dict) -> str:
     return "\n".join(lines)
 
 
-TABLES = {"final": final, "curve": curve}
-NAMES = list(TABLES)
-
-
-def table_text(name: str) -> str:
-    return TABLES[name](ablation())
+TABLES = {"final": lambda: final(ablation()), "curve": lambda: curve(ablation())}
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("table", choices=NAMES, help="the table to print")
-    args = parser.parse_args(argv)
-    text = table_text(args.table)
-    (HERE / f"{args.table}.md").write_text(text + "\n")
-    print(text)
+    results_script.run(__file__, __doc__.splitlines()[0], TABLES, argv)
 
 
 if __name__ == "__main__":

@@ -13,11 +13,14 @@ Prints the table as docs/declutr.md shows it and writes table.md beside this fil
 
 from __future__ import annotations
 
-import argparse
 import json
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # docs/results: the command line its scripts share
+import results_script
+
 TASKS = ["stsb-dev", "stsb-test", "sick-dev", "sick-test"]
 COMMAND = ["declutr", "--max-steps", "150", "--batch-size", "4", "--max-span-length", "128", "--eval-tasks", *TASKS]
 # variant -> (what the row says, the option that makes it)
@@ -73,20 +76,12 @@ def table(rows: dict) -> str:
     return "\n".join(lines)
 
 
-NAMES = ["table"]
-
-
-def table_text(name: str = "table", runs: str = "runs/declutr-variants") -> str:
-    return table(kept(Path(runs)))
+RUNS = "runs/declutr-variants"
+TABLES = {"table": lambda runs=Path(RUNS): table(kept(runs))}
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", default="runs/declutr-variants", help="folder of the variants' run folders")
-    args = parser.parse_args(argv)
-    text = table_text(runs=args.runs)
-    (HERE / "table.md").write_text(text + "\n")
-    print(text)
+    results_script.run(__file__, __doc__.splitlines()[0], TABLES, argv, runs=RUNS)
 
 
 if __name__ == "__main__":

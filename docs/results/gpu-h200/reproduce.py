@@ -11,13 +11,15 @@ Prints the table as the page shows it and writes it to TABLE.md beside this file
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))  # benchmarks/ is a package of the repository, not of the installed project
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # docs/results: the command line its scripts share
+import results_script
+
 COMMON = ["--device", "cuda", "--base", ".devcarry/minilm", "--random-weights"]
 PARSED = ["--parsed", ".devcarry/wiki-parsed.jsonl.gz"]
 PAIRS = ["scale-vs-setfit", "nli-supcon-vs-softmax", "declutr-vs-mnrl"]
@@ -112,20 +114,10 @@ def cached_memory() -> str:
 
 
 TABLES = {"minilm": minilm, "bert-base": bert_base, "multiview": multiview, "cached-memory": cached_memory}
-NAMES = list(TABLES)
-
-
-def table_text(name: str) -> str:
-    return TABLES[name]()
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("table", choices=NAMES, help="the table to print")
-    args = parser.parse_args(argv)
-    text = table_text(args.table)
-    (HERE / f"{args.table}.md").write_text(text + "\n")
-    print(text)
+    results_script.run(__file__, __doc__.splitlines()[0], TABLES, argv)
 
 
 if __name__ == "__main__":

@@ -11,11 +11,14 @@ Prints the table as docs/multiview.md shows it and writes table.md beside this f
 
 from __future__ import annotations
 
-import argparse
 import json
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # docs/results: the command line its scripts share
+import results_script
+
 COMMAND = ["multiview", "--word-vectors", "spacy:en_core_web_md", "--max-steps", "400", "--eval-steps", "100",
            "--eval-tasks", "sick-r", "--eval-max-rows", "2000", "--eval-folds", "5", "--seed", "1"]
 ARMS = {"dep,seq": "DEP, SEQ", "seq,seq": "SEQ, SEQ"}
@@ -60,20 +63,12 @@ def table(rows: dict) -> str:
     return "\n".join(lines)
 
 
-NAMES = ["table"]
-
-
-def table_text(name: str = "table", runs: str = "runs/mv-wv") -> str:
-    return table(kept(Path(runs)))
+RUNS = "runs/mv-wv"
+TABLES = {"table": lambda runs=Path(RUNS): table(kept(runs))}
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", default="runs/mv-wv", help="folder of the curve runs")
-    args = parser.parse_args(argv)
-    text = table_text(runs=args.runs)
-    (HERE / "table.md").write_text(text + "\n")
-    print(text)
+    results_script.run(__file__, __doc__.splitlines()[0], TABLES, argv, runs=RUNS)
 
 
 if __name__ == "__main__":
