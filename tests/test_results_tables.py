@@ -239,14 +239,14 @@ PRINTED = [table for table in RESULTS if printed_table(table)]
 
 def test_the_rule_finds_the_tables_that_scripts_print():
     """Guards the parametrized test below: the Matryoshka, multi-view, active-learning, DeCLUTR and GPU tables."""
-    assert len(PRINTED) >= 28
+    assert len(PRINTED) >= 29
 
 
 # Results tables still transcribed from what their commands printed, by hand, into the page: their runs were not
 # kept, and rerunning them takes hours (the paper-rounds active-learning runs of scale.md, the SupCon sweeps and the
 # DeCLUTR ablations on the MLM bases, the first multi-view table and the claims table that reads it, and a
 # before/after comparison across a code change). Lower this when one of them gets a script; never raise it.
-TRANSCRIBED_AT_MOST = 14
+TRANSCRIBED_AT_MOST = 13
 
 
 def test_no_new_results_table_is_transcribed():
@@ -352,7 +352,8 @@ def script(path: str):
 
 
 # Scripts that print their tables from results kept beside them (or in docs/results/al-*): nothing trains here.
-KEPT = ["active-tables", "bench", "declutr-mlm-base-long", "declutr-variants", "gpu-h200", "multiview-wv-curve"]
+KEPT = ["active-tables", "bench", "declutr-mlm-base-long", "declutr-variants", "gpu-h200", "multiview-wv-curve",
+        "supcon-settings"]
 KEPT_TABLES = [(folder, name) for folder in KEPT for name in script(f"docs/results/{folder}/reproduce.py").TABLES]
 
 
@@ -366,5 +367,5 @@ def test_each_kept_table_is_what_its_script_prints_from_the_kept_results(folder,
 
 def test_the_kept_tables_are_found():
     """Guards the parametrized test above: twelve active-learning tables, four benchmark tables, three DeCLUTR, four
-    GPU tables and the multi-view curve."""
-    assert len(KEPT_TABLES) >= 24
+    GPU tables, the multi-view curve and the SupCon settings."""
+    assert len(KEPT_TABLES) >= 25
