@@ -4,6 +4,7 @@ beside the script (table.md for a script of one table, NAME.md for its table NAM
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,3 +24,15 @@ def run(script: str, description: str, tables: dict[str, Callable[..., str]], ar
     (Path(script).resolve().parent / f"{name}.md").write_text(text + "\n")
     print(text)
     return text
+
+
+def kept(script: str, names: list[str], measure: Callable[[str], dict]) -> dict[str, dict]:
+    """What the table needs of each run, by name, from results.json beside the script; a name it lacks is measured
+    (its run read back, or trained where missing) and written into it."""
+    path = Path(script).resolve().parent / "results.json"
+    found = json.loads(path.read_text()) if path.exists() else {}
+    missing = [name for name in names if name not in found]
+    if missing:
+        found |= {name: measure(name) for name in missing}
+        path.write_text(json.dumps(found, indent=1) + "\n")
+    return {name: found[name] for name in names}

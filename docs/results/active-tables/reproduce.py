@@ -113,6 +113,7 @@ OWN_TABLES = {f"test-{dataset}": f"al-{dataset}" for dataset in ("trec", "sst2",
 DIFFERENCES = "test-kmeans-against-setfit"
 
 
+@functools.cache  # a table reads several arms of one run
 def metrics(run: str, runs: Path = HERE.parent) -> list[dict]:
     folder = runs / run
     if not (folder / "metrics.json").exists():

@@ -48,17 +48,6 @@ def variant(name: str, runs: Path) -> dict:
             "head_warmup_minutes": ((results.get("mlm_head_warmup") or {}).get("seconds") or 0) / 60}
 
 
-def kept(runs: Path) -> dict:
-    """results.json beside this file; the variants it lacks are read from --runs (trained where missing)."""
-    path = HERE / "results.json"
-    found = json.loads(path.read_text()) if path.exists() else {"command": COMMAND, "variants": {}}
-    missing = [name for name in VARIANTS if name not in found["variants"]]
-    if missing:
-        found["variants"] |= {name: variant(name, runs) for name in missing}
-        path.write_text(json.dumps(found, indent=1) + "\n")
-    return found["variants"]
-
-
 def cells(scores: dict) -> list[str]:
     return [f"{scores[task]:.2f}" for task in TASKS]
 
@@ -77,7 +66,8 @@ def table(rows: dict) -> str:
 
 
 RUNS = "runs/declutr-variants"
-TABLES = {"table": lambda runs=Path(RUNS): table(kept(runs))}
+TABLES = {"table": lambda runs=Path(RUNS): table(results_script.kept(__file__, list(VARIANTS),
+                                                                     lambda name: variant(name, runs)))}
 
 
 def main(argv: list[str] | None = None) -> None:

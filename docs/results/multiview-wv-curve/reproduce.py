@@ -38,18 +38,6 @@ def run(views: str, trained: bool, runs: Path) -> dict:
             "train_seconds": results.get("train", {}).get("seconds", 0.0)}
 
 
-def kept(runs: Path) -> dict:
-    """results.json beside this file; the runs it lacks are read from --runs (trained where missing)."""
-    path = HERE / "results.json"
-    found = json.loads(path.read_text()) if path.exists() else {"command": COMMAND, "runs": {}}
-    names = [f"{prefix}{views}" for prefix in ("", "random ") for views in ARMS]
-    if any(name not in found["runs"] for name in names):
-        for name in names:
-            found["runs"].setdefault(name, run(name.removeprefix("random "), not name.startswith("random"), runs))
-        path.write_text(json.dumps(found, indent=1) + "\n")
-    return found["runs"]
-
-
 def table(rows: dict) -> str:
     lines = ["| arm | STS-B dev at 100 / 200 / 300 / 400 steps | loss at 400 | SICK-R r | SICK-R ρ | train s |",
              "|---" * 6 + "|"]
@@ -64,7 +52,9 @@ def table(rows: dict) -> str:
 
 
 RUNS = "runs/mv-wv"
-TABLES = {"table": lambda runs=Path(RUNS): table(kept(runs))}
+NAMES = [f"{prefix}{views}" for prefix in ("", "random ") for views in ARMS]  # the arms, then their controls
+TABLES = {"table": lambda runs=Path(RUNS): table(results_script.kept(__file__, NAMES, lambda name: run(
+    name.removeprefix("random "), not name.startswith("random"), runs)))}
 
 
 def main(argv: list[str] | None = None) -> None:

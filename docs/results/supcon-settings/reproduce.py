@@ -12,6 +12,7 @@ Prints the table as docs/supcon.md shows it and writes table.md beside this file
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -47,6 +48,7 @@ def mean_pooled(path: Path) -> None:
     SentenceTransformer(modules=list(SentenceTransformer(default_model()))[:-1]).save(str(path))
 
 
+@functools.cache
 def sweep_scores(name: str, runs: Path) -> dict:
     output = runs / name
     if not (output / "sweep.json").exists():
@@ -58,16 +60,9 @@ def sweep_scores(name: str, runs: Path) -> dict:
     return json.loads((output / "sweep.json").read_text())["scores"]
 
 
-def kept(runs: Path) -> dict:
-    """results.json beside this file: each row's scores; rows it lacks are read from the sweeps (run if missing)."""
-    path = HERE / "results.json"
-    found = json.loads(path.read_text()) if path.exists() else {"sweeps": SWEEPS, "rows": {}}
-    if any(row not in found["rows"] for row in ROWS):
-        sweeps = {name: sweep_scores(name, runs) for name in SWEEPS}
-        found["rows"] = {row: {column: sweeps[name][variant].get(column) for column in COLUMNS}
-                         for row, (name, variant) in ROWS.items()}
-        path.write_text(json.dumps(found, indent=1) + "\n")
-    return found["rows"]
+def row(name: str, runs: Path) -> dict:
+    sweep, variant = ROWS[name]
+    return {column: sweep_scores(sweep, runs)[variant].get(column) for column in COLUMNS}
 
 
 def signed(value: float) -> str:
@@ -89,7 +84,7 @@ def table(rows: dict) -> str:
 
 
 RUNS = "runs"
-TABLES = {"table": lambda runs=Path(RUNS): table(kept(runs))}
+TABLES = {"table": lambda runs=Path(RUNS): table(results_script.kept(__file__, list(ROWS), lambda name: row(name, runs)))}
 
 
 def main(argv: list[str] | None = None) -> None:
