@@ -351,10 +351,12 @@ def script(path: str):
     return module
 
 
-# Scripts that print their tables from results kept beside them (or in docs/results/al-*): nothing trains here.
-KEPT = ["active-tables", "bench", "declutr-mlm-base-long", "declutr-variants", "gpu-h200", "multiview-wv-curve",
-        "supcon-settings"]
-KEPT_TABLES = [(folder, name) for folder in KEPT for name in script(f"docs/results/{folder}/reproduce.py").TABLES]
+# Scripts that print their tables from results kept beside them (or in docs/results/al-*): nothing trains here. A
+# table of theirs that was never printed (no NAME.md: its runs are still to be made) is on no page, and is left out.
+KEPT = ["active-tables", "bench", "cached-memory-rows", "declutr-mlm-base-long", "declutr-variants", "gpu-h200",
+        "multiview-wv-curve", "supcon-minilm"]
+KEPT_TABLES = [(folder, name) for folder in KEPT for name in script(f"docs/results/{folder}/reproduce.py").TABLES
+               if (ROOT / "docs/results" / folder / f"{name}.md").is_file()]
 
 
 @pytest.mark.parametrize(("folder", "name"), KEPT_TABLES, ids=[f"{folder}:{name}" for folder, name in KEPT_TABLES])
@@ -367,5 +369,5 @@ def test_each_kept_table_is_what_its_script_prints_from_the_kept_results(folder,
 
 def test_the_kept_tables_are_found():
     """Guards the parametrized test above: twelve active-learning tables, four benchmark tables, three DeCLUTR, four
-    GPU tables, the multi-view curve and the SupCon settings."""
+    GPU tables, the multi-view curve and the two SupCon tables on all-MiniLM-L6-v2."""
     assert len(KEPT_TABLES) >= 25

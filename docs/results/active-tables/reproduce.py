@@ -49,6 +49,14 @@ RUNS: dict[str, list[str]] = {
                            "random", "--reference", "setfit-defaults", "logreg", "--equal-compute", *PAPER_ROUNDS,
                            "--no-warm-start"],
     **{f"al-test-{dataset}-warm": [*WARM_TEST, "--dataset", dataset] for dataset in ("trec", "sst2")},
+    # scale.md's first tables: the paper's rounds from the base, random and entropy acquisition, SetFit at the
+    # objectives' steps on each arm's labelled sets
+    **{f"al-{dataset}-paper-rounds": [*SIMULATED, "--dataset", dataset, "--objective", "supcon-ce", "ce",
+                                      "--acquisition", "random", "entropy", "--reference", "setfit", *PAPER_ROUNDS,
+                                      "--no-warm-start"] for dataset in ("trec", "sst2")},
+    "al-trec-references": [*SIMULATED, "--dataset", "trec", "--objective", "supcon-ce", "ce", "--acquisition",
+                           "random", "--reference", "setfit", "setfit-defaults", "logreg", "--equal-compute",
+                           *PAPER_ROUNDS, "--no-warm-start"],
 }
 DATASETS = {"trec": "TREC-6", "sst2": "SST-2", "sst5": "SST-5"}
 PERCENTS = ("1", "5", "10", "15")
@@ -59,6 +67,7 @@ class Row:
     labels: tuple[str, ...]  # the row's first cells
     run: str  # a folder of RUNS
     objective: str = "supcon-ce"  # the arm: an --objective, a --reference or an equal-compute arm
+    acquisition: str | None = None  # None: the run's only one
 
 
 @dataclass(frozen=True)
@@ -99,14 +108,24 @@ LAYOUTS: dict[str, Table] = {
         Row((DATASETS[dataset], name), f"al-dev-{dataset}-{arm}") for dataset in ("trec", "sst2")
         for arm, name in {"cold": "the base (`--no-warm-start`)", "warm": "the last round (`--warm-start`)"}.items()),
         ("steps / round",)),
-    "sst2-references": Table(("arm",), tuple(Row((name,), "al-sst2-references", arm) for arm, name in {
-        "supcon-ce": "SupCon + CE (SCALe)", "ce": "CE only", "setfit-defaults": "SetFit at its own settings",
-        "logreg": FLOOR}.items())),
-    "sst2-equal-compute": Table(("arm",), tuple(Row((name,), "al-sst2-references", arm) for arm, name in {
-        "supcon-ce": "SupCon + CE (SCALe), equal steps", "setfit-defaults": "SetFit at its own settings",
-        "supcon-ce-equal-compute": "SupCon + CE (SCALe), equal compute", "ce-equal-compute": "CE only, equal compute",
-        "logreg": FLOOR}.items()), ("steps / round",)),
 }
+SCALE, CE = "SupCon + CE (SCALe)", "CE only"
+for dataset in ("trec", "sst2"):
+    LAYOUTS[f"{dataset}-paper-rounds"] = Table(("objective", "acquisition"), tuple(
+        Row((name, acquisition), f"al-{dataset}-paper-rounds", objective, acquisition)
+        for acquisition, sets in (("random", "same labelled sets"), ("entropy", "SCALe's entropy sets"))
+        for objective, name in {"supcon-ce": SCALE, "ce": CE, "setfit": f"SetFit ({sets})"}.items()), ())
+# SetFit at its own settings and the floor beside the paper's rounds, then the objectives at SetFit's training time
+for dataset, setfit in (("trec", {"setfit": "SetFit at the objectives' steps"}), ("sst2", {})):
+    LAYOUTS[f"{dataset}-references"] = Table(("arm",), tuple(
+        Row((name,), f"al-{dataset}-references", objective) for objective, name in {
+            "supcon-ce": SCALE, "ce": CE, **setfit, "setfit-defaults": "SetFit at its own settings",
+            "logreg": FLOOR}.items()))
+    LAYOUTS[f"{dataset}-equal-compute"] = Table(("arm",), tuple(
+        Row((name,), f"al-{dataset}-references", objective) for objective, name in {
+            "supcon-ce": f"{SCALE}, equal steps", "setfit-defaults": "SetFit at its own settings",
+            "supcon-ce-equal-compute": f"{SCALE}, equal compute", "ce-equal-compute": f"{CE}, equal compute",
+            "logreg": FLOOR}.items()), ("steps / round",))
 # The three test runs at the defaults, each as its own command prints it.
 OWN_TABLES = {f"test-{dataset}": f"al-{dataset}" for dataset in ("trec", "sst2", "sst5")}
 # SCALe against SetFit at its settings on the same k-means rows: accuracy points, and training time as a share.
@@ -123,13 +142,15 @@ def metrics(run: str, runs: Path = HERE.parent) -> list[dict]:
     return json.loads((folder / "metrics.json").read_text())
 
 
-def arm(run: str, objective: str, runs: Path) -> dict:
+def arm(run: str, objective: str, runs: Path, acquisition: str | None = None) -> dict:
     """Accuracy mean and std per percent, and training seconds and steps per round (means over rounds)."""
     from st_contrastive.active.report import summarize
 
-    summary = [s for s in summarize(metrics(run, runs)) if s["objective"] == objective]
-    if not summary:
-        raise SystemExit(f"{run} has no arm {objective!r}")
+    summary = [s for s in summarize(metrics(run, runs)) if s["objective"] == objective
+               and acquisition in (None, s["acquisition"])]
+    if not summary:  # a finished run gains the arms its command adds when the command runs again
+        raise SystemExit(f"{runs / run} has no arm {objective!r}{f' with {acquisition} acquisition' * bool(acquisition)}"
+                         f": add it with st-contrastive {' '.join(RUNS[run])} --output {runs / run}")
     per_round = {key: sum(s[f"{key}_mean"] for s in summary) / len(summary) for key in ("train_seconds", "steps")}
     return {"accuracy": {f"{s['percent']:g}": (s["accuracy_mean"], s["accuracy_std"]) for s in summary},
             "training s / round": per_round["train_seconds"], "steps / round": per_round["steps"]}
@@ -139,7 +160,7 @@ def markdown(table: Table, runs: Path) -> str:
     lines = ["| " + " | ".join([*table.header, *(f"{p} %" for p in PERCENTS), *table.extras]) + " |",
              "|" + "---|" * (len(table.header) + len(PERCENTS) + len(table.extras))]
     for row in table.rows:
-        found = arm(row.run, row.objective, runs)
+        found = arm(row.run, row.objective, runs, row.acquisition)
         cells = [f"{mean:.2f} ± {std:.2f}" for mean, std in (found["accuracy"][p] for p in PERCENTS)]
         cells += [f"{found[extra]:.1f}" if extra.startswith("training") else f"{found[extra]:.0f}"
                   for extra in table.extras]
