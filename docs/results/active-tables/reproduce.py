@@ -126,6 +126,13 @@ for dataset, setfit in (("trec", {"setfit": "SetFit at the objectives' steps"}),
             "supcon-ce": f"{SCALE}, equal steps", "setfit-defaults": "SetFit at its own settings",
             "supcon-ce-equal-compute": f"{SCALE}, equal compute", "ce-equal-compute": f"{CE}, equal compute",
             "logreg": FLOOR}.items()), ("steps / round",))
+# Warm-started rounds, chosen on dev, read once on the test split beside the reference runs' rows
+LAYOUTS["test-warm-start"] = Table(("dataset", "arm"), tuple(
+    Row((DATASETS[dataset], name), run, objective) for dataset in ("trec", "sst2") for name, run, objective in (
+        (f"{SCALE}, rounds from the base", f"al-{dataset}-references", "supcon-ce"),
+        (f"{SCALE}, `--warm-start`", f"al-test-{dataset}-warm", "supcon-ce"),
+        ("SetFit at its own settings", f"al-{dataset}-references", "setfit-defaults"),
+        (FLOOR, f"al-{dataset}-references", "logreg"))))
 # The three test runs at the defaults, each as its own command prints it.
 OWN_TABLES = {f"test-{dataset}": f"al-{dataset}" for dataset in ("trec", "sst2", "sst5")}
 # SCALe against SetFit at its settings on the same k-means rows: accuracy points, and training time as a share.
