@@ -36,8 +36,7 @@ SWEEPS = {
                     "--no-base-eval"],
 }
 STS = {"stsb-test": "STS-B", "sick-test": "SICK-R", "sts avg": "STS avg"}
-# table -> row -> (sweep, variant); the first row of each table is CE only's reference ("vs CE") for the rows after
-# it, until the next CE only row
+# each table's rows: row -> (sweep, variant)
 STARTS = {
     "as shipped (before NLI) | —": ("supcon-normalize", "base"),
     "with Normalize | ce-only": ("supcon-normalize", "ce-only"),
@@ -87,7 +86,7 @@ def signed(value: float) -> str:
 
 
 def starts(rows: dict) -> str:
-    """STS only; each SupCon row against the CE only row of its start."""
+    """STS only; each row against the CE-only row of its start, the last one above it (the base row has none)."""
     lines = ["| start | variant | STS-B | SICK-R | STS avg | vs CE |", "|---" * 6 + "|"]
     ce = None
     for name, scores in rows.items():
