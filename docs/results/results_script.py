@@ -4,9 +4,15 @@ beside the script (table.md for a script of one table, NAME.md for its table NAM
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-from collections.abc import Callable
+import os
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(script: str, description: str, tables: dict[str, Callable[..., str]], argv: list[str] | None = None,
@@ -36,3 +42,23 @@ def kept(script: str, names: list[str], measure: Callable[[str], dict]) -> dict[
         found |= {name: measure(name) for name in missing}
         path.write_text(json.dumps(found, indent=1) + "\n")
     return {name: found[name] for name in names}
+
+
+@contextlib.contextmanager
+def worktree(commit: str) -> Iterator[Path]:
+    """This repository's code at ``commit``, checked out into a temporary git worktree that is removed after."""
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch) / commit[:7]
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(folder), commit], check=True)
+        try:
+            yield folder
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(folder)], check=True)
+
+
+def environment(code: Path) -> dict[str, str]:
+    """The environment of a process that runs the package in the folder ``code`` on the shared data, offline."""
+    from st_contrastive.data_dir import data_dir
+
+    # a worktree has no ../shared beside it, so the data folder is named
+    return {**os.environ, "PYTHONPATH": str(code), "HF_HUB_OFFLINE": "1", "ST_CONTRASTIVE_DATA": str(data_dir())}

@@ -16,14 +16,11 @@ cores; nothing else should share the cores while it runs).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # docs/results: the command line its scripts share
 import results_script
 
@@ -49,14 +46,11 @@ def tiny_wide_vocab(path: Path) -> None:
 
 def benchmark(code: Path, model: Path) -> dict:
     """The benchmark's summary, run in a fresh process on the package and benchmarks of the folder ``code``."""
-    from st_contrastive.data_dir import data_dir
-
     with tempfile.TemporaryDirectory() as scratch:
         output = Path(scratch) / "cached_memory.json"
         subprocess.run([sys.executable, "-m", "benchmarks.cached_memory", "--model", str(model.resolve()),
                         "--anchors", *ANCHORS, "--output", str(output)], cwd=code, check=True,
-                       env={**os.environ, "PYTHONPATH": str(code), "HF_HUB_OFFLINE": "1",
-                            "ST_CONTRASTIVE_DATA": str(data_dir())})  # a worktree has no ../shared beside it
+                       env=results_script.environment(code))
         return json.loads(output.read_text())
 
 
@@ -65,14 +59,9 @@ def measure(name: str, runs: Path) -> dict:
     if not (model / "config.json").exists():
         tiny_wide_vocab(model)
     if name == "after":
-        return benchmark(ROOT, model)
-    with tempfile.TemporaryDirectory() as scratch:
-        worktree = Path(scratch) / "before"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(worktree), BEFORE], check=True)
-        try:
-            return benchmark(worktree, model)
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(worktree)], check=True)
+        return benchmark(results_script.ROOT, model)
+    with results_script.worktree(BEFORE) as code:
+        return benchmark(code, model)
 
 
 def table(results: dict) -> str:
