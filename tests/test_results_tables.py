@@ -239,14 +239,14 @@ PRINTED = [table for table in RESULTS if printed_table(table)]
 
 def test_the_rule_finds_the_tables_that_scripts_print():
     """Guards the parametrized test below: the Matryoshka, multi-view, active-learning, DeCLUTR and GPU tables."""
-    assert len(PRINTED) >= 36
+    assert len(PRINTED) >= 37
 
 
 # Results tables still transcribed from what their commands printed, by hand, into the page: their runs were not
 # kept, and rerunning them takes hours (the TREC-6 equal-compute active-learning run of
 # scale.md, the SupCon sweep and the DeCLUTR ablations and chain on the MLM bases, the bases' pretraining, the first
 # multi-view table and the claims table that reads it). Lower this when one of them gets a script; never raise it.
-TRANSCRIBED_AT_MOST = 6
+TRANSCRIBED_AT_MOST = 5
 
 
 def test_no_new_results_table_is_transcribed():
@@ -354,7 +354,7 @@ def script(path: str):
 # Scripts that print their tables from results kept beside them (or in docs/results/al-*): nothing trains here. A
 # table of theirs that was never printed (no NAME.md: its runs are still to be made) is on no page, and is left out.
 KEPT = ["active-tables", "bench", "cached-memory-rows", "declutr-mlm-base-long", "declutr-variants", "gpu-h200",
-        "multiview-wv-curve", "supcon-minilm"]
+        "mlm-bases", "multiview-wv-curve", "supcon-minilm"]
 KEPT_TABLES = [(folder, name) for folder in KEPT for name in script(f"docs/results/{folder}/reproduce.py").TABLES
                if (ROOT / "docs/results" / folder / f"{name}.md").is_file()]
 
@@ -368,6 +368,6 @@ def test_each_kept_table_is_what_its_script_prints_from_the_kept_results(folder,
 
 
 def test_the_kept_tables_are_found():
-    """Guards the parametrized test above: sixteen active-learning tables, five benchmark tables, three DeCLUTR, four
+    """Guards the parametrized test above: seventeen active-learning tables, five benchmark tables, four DeCLUTR, four
     GPU tables, the multi-view curve and the two SupCon tables on all-MiniLM-L6-v2."""
-    assert len(KEPT_TABLES) >= 32
+    assert len(KEPT_TABLES) >= 33
