@@ -57,7 +57,8 @@ def fixed_wordpiece_tokenizer(texts: list[str], vocab_size: int):
 
     tokenizers' WordPiece trainer breaks ties between equally frequent merges in hash order, which changes with
     every process: each test session got other tokens (3 builds, 3 vocabularies), and a DDP tolerance test that
-    passed with one failed with another. Tests need the same inputs every time.
+    passed with one failed with another. Tests need the same inputs every time. (``train_wordpiece_tokenizer`` is
+    deterministic since it names the ``##`` pieces first; this fixture predates that, and keeps the tests' models.)
     """
     from tokenizers import normalizers, pre_tokenizers
     from transformers import BertTokenizerFast

@@ -34,6 +34,18 @@ def test_tokenizer_round_trips_text_and_has_mask(wiki_texts):
     assert tokenizer.mask_token == "[MASK]" and tokenizer.convert_tokens_to_ids("[MASK]") != tokenizer.unk_token_id
 
 
+def test_the_same_texts_train_the_same_vocabulary_and_ids(wiki_texts):
+    """tokenizers' own trainer numbers its ## pieces in hash-map order: two trainings in one process differed in 207
+    of these 1,000 ids, and in their tokens, before the pieces were named up front."""
+    first, second = (train_wordpiece_tokenizer(wiki_texts[:20], vocab_size=1000) for _ in range(2))
+    assert first.get_vocab() == second.get_vocab() and len(first.get_vocab()) == 1000
+    # The pieces named up front stay ordinary tokens: BERT's five are the only special ones, and text round-trips.
+    assert sorted(first.all_special_tokens) == ["[CLS]", "[MASK]", "[PAD]", "[SEP]", "[UNK]"]
+    pieces = first.tokenize("unfamiliarly tokenized")
+    assert any(piece.startswith("##") for piece in pieces)
+    assert first.convert_tokens_to_string(pieces) == "unfamiliarly tokenized"
+
+
 def test_pretraining_lowers_held_out_mlm_loss(pretrained):
     output_dir, results = pretrained
     assert results["steps_done"] == 40
