@@ -239,14 +239,14 @@ PRINTED = [table for table in RESULTS if printed_table(table)]
 
 def test_the_rule_finds_the_tables_that_scripts_print():
     """Guards the parametrized test below: the Matryoshka, multi-view, active-learning, DeCLUTR and GPU tables."""
-    assert len(PRINTED) >= 37
+    assert len(PRINTED) >= 38
 
 
 # Results tables still transcribed from what their commands printed, by hand, into the page: their runs were not
 # kept, and rerunning them takes hours (the TREC-6 equal-compute active-learning run of
 # scale.md, the SupCon sweep and the DeCLUTR ablations and chain on the MLM bases, the bases' pretraining, the first
 # multi-view table and the claims table that reads it). Lower this when one of them gets a script; never raise it.
-TRANSCRIBED_AT_MOST = 5
+TRANSCRIBED_AT_MOST = 4
 
 
 def test_no_new_results_table_is_transcribed():
@@ -369,5 +369,5 @@ def test_each_kept_table_is_what_its_script_prints_from_the_kept_results(folder,
 
 def test_the_kept_tables_are_found():
     """Guards the parametrized test above: seventeen active-learning tables, five benchmark tables, four DeCLUTR, four
-    GPU tables, the multi-view curve and the two SupCon tables on all-MiniLM-L6-v2."""
-    assert len(KEPT_TABLES) >= 33
+    GPU tables, the multi-view curve, the two SupCon tables on all-MiniLM-L6-v2 and the chain from the MLM base."""
+    assert len(KEPT_TABLES) >= 34
