@@ -243,9 +243,9 @@ def test_the_rule_finds_the_tables_that_scripts_print():
 
 
 # Results tables still transcribed from what their commands printed, by hand, into the page: their runs were not
-# kept, and rerunning them takes hours (the TREC-6 equal-compute active-learning run of
-# scale.md, the SupCon sweep and the DeCLUTR ablations and chain on the MLM bases, the bases' pretraining, the first
-# multi-view table and the claims table that reads it). Lower this when one of them gets a script; never raise it.
+# kept, and rerunning them takes hours (the SupCon sweep on runs/mlm-small, the two MLM bases' pretraining, the
+# first multi-view table and the claims table that reads it; docs/results/mlm-bases and multiview-before are their
+# scripts, still to be run). Lower this when one of them gets a script; never raise it.
 TRANSCRIBED_AT_MOST = 4
 
 
