@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import json
 import os
+import statistics
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
@@ -42,6 +43,13 @@ def kept(script: str, names: list[str], measure: Callable[[str], dict]) -> dict[
         found |= {name: measure(name) for name in missing}
         path.write_text(json.dumps(found, indent=1) + "\n")
     return {name: found[name] for name in names}
+
+
+def mean_std(values: list[float], digits: int = 1) -> str:
+    """``mean ± std`` over seeds (the sample std), or the value alone for one seed."""
+    if len(values) == 1:
+        return f"{values[0]:.{digits}f}"
+    return f"{statistics.mean(values):.{digits}f} ± {statistics.stdev(values):.{digits}f}"
 
 
 @contextlib.contextmanager

@@ -71,12 +71,6 @@ def measure(name: str, runs: Path) -> dict:
                      "wall_seconds": float((output / "wall_seconds.txt").read_text())}
 
 
-def cell(values: list[float]) -> str:
-    if len(values) == 1:
-        return f"{values[0]:.1f}"
-    return f"{statistics.mean(values):.1f} ± {statistics.stdev(values):.1f}"
-
-
 def table(runs: Path) -> str:
     names = {stem: [f"{stem}-seed{seed}" for seed in seeds] for stem, (*_, seeds) in RUNS_OF_ROWS.items()}
     results = results_script.kept(__file__, [name for found in names.values() for name in found],
@@ -87,7 +81,7 @@ def table(runs: Path) -> str:
     for stem, found in rows.items():
         cells = []
         for column in COLUMNS:
-            text = cell([r[column] for r in found])
+            text = results_script.mean_std([r[column] for r in found])
             highest = column in BOLD and statistics.mean(r[column] for r in found) == best[column]
             cells.append(f"**{text}**" if highest else text)
         train = statistics.mean(r["train_seconds"] for r in found)

@@ -15,8 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # docs/results: the helpers its scripts share
+from results_script import mean_std
 
 ARMS = {"seq,seq": "SEQ, SEQ (QuickThought)", "dep,seq": "DEP, SEQ", "dep,const": "DEP, CONST"}
 TRANSFER = ["mr", "cr", "subj", "mpqa", "trec", "mrpc"]
@@ -69,20 +73,14 @@ COLUMNS = {**{task: task.upper() for task in TRANSFER}, "transfer": "transfer av
            "sick-cos": "SICK cos ρ"}
 
 
-def cell(values: list[float], digits: int = 1) -> str:
-    if len(values) == 1:
-        return f"{values[0]:.{digits}f}"
-    return f"{statistics.mean(values):.{digits}f} ± {statistics.stdev(values):.{digits}f}"
-
-
 def table(rows: dict) -> str:
     lines = ["| arm | " + " | ".join(COLUMNS.values()) + " | loss | train s | wall s |",
              "|---|" + "---|" * (len(COLUMNS) + 3)]
     for (views, trained), seeds in rows.items():
         name = ARMS[views] if trained else f"random {ARMS[views].split(' (')[0]}"
         values = list(seeds.values())
-        loss = cell([v["loss"] for v in values], digits=2) if trained else ""
-        lines.append(f"| {name} | " + " | ".join(cell([v[c] for v in values]) for c in COLUMNS)
+        loss = mean_std([v["loss"] for v in values], digits=2) if trained else ""
+        lines.append(f"| {name} | " + " | ".join(mean_std([v[c] for v in values]) for c in COLUMNS)
                      + f" | {loss} | {statistics.mean(v['train_seconds'] for v in values):.0f}"
                      + f" | {statistics.mean(v['wall_seconds'] or 0 for v in values):.0f} |")
     return "\n".join(lines)
