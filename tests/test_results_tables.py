@@ -239,14 +239,14 @@ PRINTED = [table for table in RESULTS if printed_table(table)]
 
 def test_the_rule_finds_the_tables_that_scripts_print():
     """Guards the parametrized test below: the Matryoshka, multi-view, active-learning, DeCLUTR and GPU tables."""
-    assert len(PRINTED) >= 38
+    assert len(PRINTED) >= 39
 
 
 # Results tables still transcribed from what their commands printed, by hand, into the page: their runs were not
-# kept, and rerunning them takes hours (the SupCon sweep on runs/mlm-small, the two MLM bases' pretraining, the
-# first multi-view table and the claims table that reads it; docs/results/mlm-bases and multiview-before are their
-# scripts, still to be run). Lower this when one of them gets a script; never raise it.
-TRANSCRIBED_AT_MOST = 4
+# kept, and rerunning them takes hours (the SupCon sweep on runs/mlm-small, the first multi-view table and the
+# claims table that reads it; docs/results/mlm-bases, multiview-before and multiview-claims are their scripts).
+# Lower this when one of them is printed by its script; never raise it.
+TRANSCRIBED_AT_MOST = 3
 
 
 def test_no_new_results_table_is_transcribed():
@@ -354,7 +354,7 @@ def script(path: str):
 # Scripts that print their tables from results kept beside them (or in docs/results/al-*): nothing trains here. A
 # table of theirs that was never printed (no NAME.md: its runs are still to be made) is on no page, and is left out.
 KEPT = ["active-tables", "bench", "cached-memory-rows", "declutr-mlm-base-long", "declutr-variants", "gpu-h200",
-        "mlm-bases", "multiview-wv-curve", "supcon-minilm"]
+        "mlm-bases", "multiview-before", "multiview-wv-curve", "supcon-minilm"]
 KEPT_TABLES = [(folder, name) for folder in KEPT for name in script(f"docs/results/{folder}/reproduce.py").TABLES
                if (ROOT / "docs/results" / folder / f"{name}.md").is_file()]
 
