@@ -76,14 +76,14 @@ def verdict(found: list[tuple[float, bool] | None], names: list[str]) -> str:
 
 
 def table() -> str:
-    tables = {"before": before(), "after": after()}
+    measured = (before(), after())
     lines = ["| claim (the paper) | measure: comparisons | before | held? | after | holds now? |", "|---" * 6 + "|"]
     for claim, rows in CLAIMS.items():
         for measure, comparisons, pairs in rows:
             names = [ARMS[pair[0]] if pair[1].startswith("random") else f"{ARMS[pair[0]]} over {ARMS[pair[1]]}"
                      for pair in pairs]
             cells = []
-            for arms in tables.values():
+            for arms in measured:
                 found = [difference(arms, measure, pair) for pair in pairs]
                 cells += [" / ".join("–" if result is None else f"{result[0]:+.1f}" if result[0] else "0.0"
                                      for result in found),
