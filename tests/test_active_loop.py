@@ -436,7 +436,9 @@ def test_reference_arms_and_equal_compute_arms_on_a_trec_slice(base_model, tmp_p
             seconds_per_step = pace["optimisation_seconds"] / pace["steps"]
             assert timed["budget_seconds"] == budget
             assert timed["steps"] == equal_compute_steps(budget, seconds_per_step, labelled, training)
-            assert timed["steps"] * seconds_per_step >= budget and timed["steps"] >= pace["steps"]
+            # enough steps to fill the budget, to the product's tolerance: seconds kept to 2 and 3 decimals make
+            # exact multiples (10 steps of 0.194 s for 1.94 s), which float products miss by 1e-16
+            assert timed["steps"] >= budget / seconds_per_step - 1e-9 and timed["steps"] >= pace["steps"]
     # The floor's encoder is the base, untouched.
     texts = ["How far is the moon ?", "Who wrote Hamlet ?"]
     floor = SentenceTransformer(str(tmp_path / "run" / "arms" / "logreg-entropy-seed0" / "model"), device="cpu")
