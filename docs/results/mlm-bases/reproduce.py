@@ -11,9 +11,9 @@ start from it). results.json beside this file keeps what the tables need, so the
     .venv/bin/python docs/results/mlm-bases/reproduce.py {pretraining,ablations,sweep,chain} [--runs runs]
 
 Prints the table as the page shows it and writes TABLE.md beside this file. On 2 cores (measured): runs/mlm-small and
-runs/mlm-base 23 minutes each, the ablations 16, the chain 14, the sweep 55. The kept bases
-were built with pretrain-mlm's deterministic tokenizer; the kept ablations and chain ran on an earlier build of
-runs/mlm-base, made before it, so the runs from the kept base will differ from them.
+runs/mlm-base 23 minutes each, the ablations 16, the chain 14, the sweep 55. The kept bases were built with
+pretrain-mlm's deterministic tokenizer; the kept ablations and chain ran on an earlier build of runs/mlm-base, made
+before it, so runs from the kept base will differ from them.
 """
 
 from __future__ import annotations
