@@ -36,58 +36,114 @@ def percent(share: float) -> str:
 
 
 BENCHMARKS = [
-    Benchmark("declutr_step", "DeCLUTRLoss step / MNRL step (same spans, MLM on)", "≤ 1.05",
-              lambda r: r["declutr_over_mnrl"],
-              lambda r: (f"{r['anchors']} anchors; MLM head {percent(r['mlm_share_of_flops'])} of the FLOPs; mlm_weight=0: "
-                         f"×{r['contrastive_only_over_mnrl']:.2f} (target ≤ 1.00); collation "
-                         f"{percent(r['collation_share_of_step'])} of a step"),
-              ("--repeats", "3")),
-    Benchmark("nli_supcon_step", "NLISupConLoss step / SoftmaxLoss step", "≤ 1.2",
-              lambda r: r["nli_supcon_over_softmax"], lambda r: f"batch {r['batch_size']} pairs",
-              ("--repeats", "3", "--batch-size", "32")),
-    Benchmark("cached_memory", "CachedDeCLUTRLoss / DeCLUTRLoss peak memory, largest batch", "< 1, flat",
-              lambda r: r["cached_over_uncached_memory_at_largest"],
-              lambda r: (f"{r['rows'][0]['anchors']} → {r['rows'][-1]['anchors']} anchors: cached peak ×"
-                         f"{r['cached_memory_growth_smallest_to_largest']:.2f}, uncached "
-                         f"{r['rows'][0]['uncached_mib']:,.0f} → {r['rows'][-1]['uncached_mib']:,.0f} MiB; time ×"
-                         f"{r['cached_over_uncached_time_at_largest']:.2f}; padding sorted/one pass "
-                         f"{r['padding_sorted_over_one_pass']:.2f} ({r['device']})"),
-              ("--anchors", "32", "128")),
-    Benchmark("declutr_throughput", "DeCLUTR spans/s: length-sorted / unsorted mini-batches", "> 1",
-              lambda r: r["sorted_over_unsorted_spans_per_second"][r["rows"][0]["precision"]],
-              lambda r: "; ".join(f"{x['precision']} {x['setting']} {x['spans_per_second']:.0f}/s {x['peak_mib']:,.0f} MiB"
-                                  for x in r["rows"]) + f" ({r['device']})",
-              ("--anchors", "16", "--max-length", "64", "--steps", "1", "--mini-batch-size", "8",
-               "--precisions", "fp32")),
-    Benchmark("tree_lstm_throughput", "Tree-LSTM batched / naive per-node (child-sum)", "≥ 50",
-              lambda r: r["cells"]["child-sum, attention"]["batched_over_naive"],
-              lambda r: "; ".join(f"{name} ×{c['batched_over_naive']:.0f}" for name, c in r["cells"].items()),
-              ("--repeats", "1", "--sentences", "64")),
-    Benchmark("parser_throughput", "spaCy parse + head projection + binarization, sentences/s", "≥ 1,000",
-              lambda r: r["sentences_per_second"]["parse_and_binarize"],
-              lambda r: (f"{r['sentences']:,} book sentences, {r['n_process']} processes; spaCy alone "
-                         f"{r['sentences_per_second']['spacy_alone']:.0f}/s"),
-              ("--sentences", "200"), ("--n-process", "2")),
-    Benchmark("supcon_vs_pml", "SupConLoss / pytorch-metric-learning SupConLoss", "≤ 1",
-              lambda r: r["ours_over_pml_at_largest"],
-              lambda r: "; ".join(f"{x['rows']:,} rows ×{x['ours_over_pml']:.2f}" for x in r["rows"]),
-              ("--repeats", "5")),
-    Benchmark("encode_throughput", "encode: DeCLUTR checkpoint / vanilla base", "1.00",
-              lambda r: r["declutr_over_vanilla"],
-              lambda r: f"{r['sentences']:,} sentences, {r['sentences_per_second']['vanilla']:.0f}/s vanilla",
-              ("--sentences", "500", "--repeats", "1")),
-    Benchmark("active_round", "active learning: acquisition share of a round", "small",
-              lambda r: r["acquisition_share_of_round"],
-              lambda r: f"{r['acquisition']} on a {r['pool']:,}-question TREC pool, {len(r['rounds'])} rounds",
-              ("--rounds", "1", "--pool-size", "600")),
+    Benchmark(
+        "declutr_step",
+        "DeCLUTRLoss step / MNRL step (same spans, MLM on)",
+        "≤ 1.05",
+        lambda r: r["declutr_over_mnrl"],
+        lambda r: (
+            f"{r['anchors']} anchors; MLM head {percent(r['mlm_share_of_flops'])} of the FLOPs; mlm_weight=0: "
+            f"×{r['contrastive_only_over_mnrl']:.2f} (target ≤ 1.00); collation "
+            f"{percent(r['collation_share_of_step'])} of a step"
+        ),
+        ("--repeats", "3"),
+    ),
+    Benchmark(
+        "nli_supcon_step",
+        "NLISupConLoss step / SoftmaxLoss step",
+        "≤ 1.2",
+        lambda r: r["nli_supcon_over_softmax"],
+        lambda r: f"batch {r['batch_size']} pairs",
+        ("--repeats", "3", "--batch-size", "32"),
+    ),
+    Benchmark(
+        "cached_memory",
+        "CachedDeCLUTRLoss / DeCLUTRLoss peak memory, largest batch",
+        "< 1, flat",
+        lambda r: r["cached_over_uncached_memory_at_largest"],
+        lambda r: (
+            f"{r['rows'][0]['anchors']} → {r['rows'][-1]['anchors']} anchors: cached peak ×"
+            f"{r['cached_memory_growth_smallest_to_largest']:.2f}, uncached "
+            f"{r['rows'][0]['uncached_mib']:,.0f} → {r['rows'][-1]['uncached_mib']:,.0f} MiB; time ×"
+            f"{r['cached_over_uncached_time_at_largest']:.2f}; padding sorted/one pass "
+            f"{r['padding_sorted_over_one_pass']:.2f} ({r['device']})"
+        ),
+        ("--anchors", "32", "128"),
+    ),
+    Benchmark(
+        "declutr_throughput",
+        "DeCLUTR spans/s: length-sorted / unsorted mini-batches",
+        "> 1",
+        lambda r: r["sorted_over_unsorted_spans_per_second"][r["rows"][0]["precision"]],
+        lambda r: (
+            "; ".join(
+                f"{x['precision']} {x['setting']} {x['spans_per_second']:.0f}/s {x['peak_mib']:,.0f} MiB"
+                for x in r["rows"]
+            )
+            + f" ({r['device']})"
+        ),
+        ("--anchors", "16", "--max-length", "64", "--steps", "1", "--mini-batch-size", "8", "--precisions", "fp32"),
+    ),
+    Benchmark(
+        "tree_lstm_throughput",
+        "Tree-LSTM batched / naive per-node (child-sum)",
+        "≥ 50",
+        lambda r: r["cells"]["child-sum, attention"]["batched_over_naive"],
+        lambda r: "; ".join(f"{name} ×{c['batched_over_naive']:.0f}" for name, c in r["cells"].items()),
+        ("--repeats", "1", "--sentences", "64"),
+    ),
+    Benchmark(
+        "parser_throughput",
+        "spaCy parse + head projection + binarization, sentences/s",
+        "≥ 1,000",
+        lambda r: r["sentences_per_second"]["parse_and_binarize"],
+        lambda r: (
+            f"{r['sentences']:,} book sentences, {r['n_process']} processes; spaCy alone "
+            f"{r['sentences_per_second']['spacy_alone']:.0f}/s"
+        ),
+        ("--sentences", "200"),
+        ("--n-process", "2"),
+    ),
+    Benchmark(
+        "supcon_vs_pml",
+        "SupConLoss / pytorch-metric-learning SupConLoss",
+        "≤ 1",
+        lambda r: r["ours_over_pml_at_largest"],
+        lambda r: "; ".join(f"{x['rows']:,} rows ×{x['ours_over_pml']:.2f}" for x in r["rows"]),
+        ("--repeats", "5"),
+    ),
+    Benchmark(
+        "encode_throughput",
+        "encode: DeCLUTR checkpoint / vanilla base",
+        "1.00",
+        lambda r: r["declutr_over_vanilla"],
+        lambda r: f"{r['sentences']:,} sentences, {r['sentences_per_second']['vanilla']:.0f}/s vanilla",
+        ("--sentences", "500", "--repeats", "1"),
+    ),
+    Benchmark(
+        "active_round",
+        "active learning: acquisition share of a round",
+        "small",
+        lambda r: r["acquisition_share_of_round"],
+        lambda r: f"{r['acquisition']} on a {r['pool']:,}-question TREC pool, {len(r['rounds'])} rounds",
+        ("--rounds", "1", "--pool-size", "600"),
+    ),
 ]
 
 
 def table(results: dict) -> list[dict]:
     """Each benchmark in ``results`` (by module): its ratio, the value measured, its target and the figures behind
     it."""
-    return [{"ratio": bench.ratio, "measured": bench.measured(results[bench.module]), "target": bench.target,
-             "detail": bench.detail(results[bench.module])} for bench in BENCHMARKS if bench.module in results]
+    return [
+        {
+            "ratio": bench.ratio,
+            "measured": bench.measured(results[bench.module]),
+            "target": bench.target,
+            "detail": bench.detail(results[bench.module]),
+        }
+        for bench in BENCHMARKS
+        if bench.module in results
+    ]
 
 
 def markdown(rows: list[dict]) -> str:
@@ -98,8 +154,9 @@ def markdown(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--only", nargs="+", choices=[b.module for b in BENCHMARKS], help="run only these")
     parser.add_argument("--quick", action="store_true", help="small settings: a check that all run, not figures")
     parser.add_argument("--output", default="benchmarks/results/all.json", help="JSON of every benchmark's results")
@@ -110,16 +167,23 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"\n=== {bench.module} ===", flush=True)
         start = time.perf_counter()
         out = importlib.import_module(f"benchmarks.{bench.module}").main(
-            [*bench.args, *(bench.quick if args.quick else ()), "--output", f"benchmarks/results/{bench.module}.json"])
+            [*bench.args, *(bench.quick if args.quick else ()), "--output", f"benchmarks/results/{bench.module}.json"]
+        )
         results[bench.module] = out | {"wall_seconds": round(time.perf_counter() - start, 1)}
-    machine = {"device": torch.cuda.get_device_name() if torch.cuda.is_available() else platform.processor() or "cpu",
-               "threads": torch.get_num_threads(), "torch": torch.__version__, "quick": args.quick}
+    machine = {
+        "device": torch.cuda.get_device_name() if torch.cuda.is_available() else platform.processor() or "cpu",
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "quick": args.quick,
+    }
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     rows = table(results)
     Path(args.output).write_text(json.dumps({"machine": machine, "results": results, "table": rows}, indent=2))
     print("\n" + markdown(rows))
-    print(f"({machine['device']}, {machine['threads']} threads{'; --quick: not for reporting' if args.quick else ''}; "
-          f"all results in {args.output})")
+    print(
+        f"({machine['device']}, {machine['threads']} threads{'; --quick: not for reporting' if args.quick else ''}; "
+        f"all results in {args.output})"
+    )
     return results
 
 

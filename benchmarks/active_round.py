@@ -30,20 +30,35 @@ def main(argv: list[str] | None = None) -> dict:
     from st_contrastive.config.active_learning import ActiveLearningConfig
 
     with tempfile.TemporaryDirectory() as folder:
-        config = ActiveLearningConfig(dataset="trec", model=args.model, acquisitions=[args.acquisition], num_seeds=1,
-                                      initial=0.01, step=0.01, budget=0.01 * (args.rounds + 1),
-                                      pool_size=args.pool_size, test_size=500, output=folder)
+        config = ActiveLearningConfig(
+            dataset="trec",
+            model=args.model,
+            acquisitions=[args.acquisition],
+            num_seeds=1,
+            initial=0.01,
+            step=0.01,
+            budget=0.01 * (args.rounds + 1),
+            pool_size=args.pool_size,
+            test_size=500,
+            output=folder,
+        )
         rows = run_active_learning(config, progress=False)
     acquired = [r for r in rows if r.get("acquire_seconds")]
     shares = [r["acquire_seconds"] / (r["acquire_seconds"] + r["train_seconds"]) for r in acquired]
-    summary = {"model": args.model or "all-MiniLM-L6-v2", "acquisition": args.acquisition, "pool": args.pool_size,
-               "rounds": [{k: r.get(k) for k in ("round", "labelled", "train_seconds", "acquire_seconds")} for r in rows],
-               "acquisition_share_of_round": statistics.mean(shares) if shares else 0.0}
+    summary = {
+        "model": args.model or "all-MiniLM-L6-v2",
+        "acquisition": args.acquisition,
+        "pool": args.pool_size,
+        "rounds": [{k: r.get(k) for k in ("round", "labelled", "train_seconds", "acquire_seconds")} for r in rows],
+        "acquisition_share_of_round": statistics.mean(shares) if shares else 0.0,
+    }
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(summary, indent=2))
     for r in summary["rounds"]:
-        print(f"round {r['round']}: {r['labelled']} labelled, training {r['train_seconds']:.1f}s, "
-              f"acquisition {r['acquire_seconds']:.1f}s")
+        print(
+            f"round {r['round']}: {r['labelled']} labelled, training {r['train_seconds']:.1f}s, "
+            f"acquisition {r['acquire_seconds']:.1f}s"
+        )
     print(f"acquisition share of a round (acquire / (acquire + train)): {summary['acquisition_share_of_round']:.1%}")
     return summary
 

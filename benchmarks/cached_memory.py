@@ -29,17 +29,25 @@ def _spans(model, anchors: int, max_length: int, seed: int = 0):
     from st_contrastive.data import DeCLUTRDataCollator, SpanSampler, load_documents, prepare_declutr_dataset
     from st_contrastive.data_dir import data_file
 
-    sampler = SpanSampler(num_anchors=2, num_positives=2, min_length=max(8, max_length // 4), max_length=max_length,
-                          short_documents="skip")
+    sampler = SpanSampler(
+        num_anchors=2,
+        num_positives=2,
+        min_length=max(8, max_length // 4),
+        max_length=max_length,
+        short_documents="skip",
+    )
     documents = load_documents(data_file("corpus/docs.jsonl.gz"), limit=anchors)  # enough after skipping short ones
     rows = list(prepare_declutr_dataset(documents, model.tokenizer, sampler))[: anchors // 2]
     batch = DeCLUTRDataCollator(model.tokenizer, sampler, seed=seed)(rows)
-    return [{k[len(c) + 1:]: v.to(model.device) for k, v in batch.items() if k.startswith(c + "_")}
-            for c in ("anchor", "positive")]
+    return [
+        {k[len(c) + 1 :]: v.to(model.device) for k, v in batch.items() if k.startswith(c + "_")}
+        for c in ("anchor", "positive")
+    ]
 
 
 def padding_shares(features: list[dict], mini_batch_size: int) -> dict[str, float]:
     """Share of padded token positions: one pass over each column, mini-batches in batch order, sorted by length."""
+
     def share(masks: list[torch.Tensor]) -> float:
         real = sum(int(m.sum()) for m in masks)
         padded = sum(len(m) * int(m.sum(dim=1).max()) for m in masks)
@@ -80,9 +88,13 @@ def _step(rank, model_name, anchors, max_length, mini_batch_size, results) -> No
         sum(terms.values()).backward()
         optimizer.step()
         seconds = time.perf_counter() - start
-    results[(anchors, mini_batch_size)] = {"seconds": seconds, "peak_bytes": peak["bytes"],
-                                           "device": device, "spans": sum(len(f["input_ids"]) for f in features),
-                                           "padding": padding_shares(features, mini_batch_size or 32)}
+    results[(anchors, mini_batch_size)] = {
+        "seconds": seconds,
+        "peak_bytes": peak["bytes"],
+        "device": device,
+        "spans": sum(len(f["input_ids"]) for f in features),
+        "padding": padding_shares(features, mini_batch_size or 32),
+    }
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -103,27 +115,46 @@ def main(argv: list[str] | None = None) -> dict:
     rows = []
     for anchors in args.anchors:
         plain, cached = results[(anchors, 0)], results[(anchors, args.mini_batch_size)]
-        rows.append({"anchors": anchors, "spans": plain["spans"], "uncached_mib": plain["peak_bytes"] / 2**20,
-                     "cached_mib": cached["peak_bytes"] / 2**20, "uncached_seconds": plain["seconds"],
-                     "cached_seconds": cached["seconds"], "padding": cached["padding"]})
-    summary = {"model": args.model or "all-MiniLM-L6-v2", "device": results[(args.anchors[0], 0)]["device"],
-               "mini_batch_size": args.mini_batch_size, "max_length": args.max_length, "rows": rows,
-               "cached_over_uncached_memory_at_largest": rows[-1]["cached_mib"] / max(rows[-1]["uncached_mib"], 1e-9),
-               "cached_memory_growth_smallest_to_largest": rows[-1]["cached_mib"] / max(rows[0]["cached_mib"], 1e-9),
-               "cached_over_uncached_time_at_largest": rows[-1]["cached_seconds"] / rows[-1]["uncached_seconds"],
-               "padding_sorted_over_one_pass": rows[-1]["padding"]["mini_batches_sorted"] / rows[-1]["padding"]["one_pass"]}
+        rows.append(
+            {
+                "anchors": anchors,
+                "spans": plain["spans"],
+                "uncached_mib": plain["peak_bytes"] / 2**20,
+                "cached_mib": cached["peak_bytes"] / 2**20,
+                "uncached_seconds": plain["seconds"],
+                "cached_seconds": cached["seconds"],
+                "padding": cached["padding"],
+            }
+        )
+    summary = {
+        "model": args.model or "all-MiniLM-L6-v2",
+        "device": results[(args.anchors[0], 0)]["device"],
+        "mini_batch_size": args.mini_batch_size,
+        "max_length": args.max_length,
+        "rows": rows,
+        "cached_over_uncached_memory_at_largest": rows[-1]["cached_mib"] / max(rows[-1]["uncached_mib"], 1e-9),
+        "cached_memory_growth_smallest_to_largest": rows[-1]["cached_mib"] / max(rows[0]["cached_mib"], 1e-9),
+        "cached_over_uncached_time_at_largest": rows[-1]["cached_seconds"] / rows[-1]["uncached_seconds"],
+        "padding_sorted_over_one_pass": rows[-1]["padding"]["mini_batches_sorted"] / rows[-1]["padding"]["one_pass"],
+    }
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(summary, indent=2))
-    print(f"{'anchors':>8}{'spans':>7}{'uncached MiB':>14}{'cached MiB':>12}{'uncached s':>12}{'cached s':>10}"
-          f"{'pad: 1 pass':>13}{'mini':>7}{'sorted':>8}")
+    print(
+        f"{'anchors':>8}{'spans':>7}{'uncached MiB':>14}{'cached MiB':>12}{'uncached s':>12}{'cached s':>10}"
+        f"{'pad: 1 pass':>13}{'mini':>7}{'sorted':>8}"
+    )
     for r in rows:
         p = r["padding"]
-        print(f"{r['anchors']:>8}{r['spans']:>7}{r['uncached_mib']:>14.0f}{r['cached_mib']:>12.0f}"
-              f"{r['uncached_seconds']:>12.2f}{r['cached_seconds']:>10.2f}{p['one_pass']:>13.1%}"
-              f"{p['mini_batches']:>7.1%}{p['mini_batches_sorted']:>8.1%}")
-    print(f"cached / uncached peak at {rows[-1]['anchors']} anchors: {summary['cached_over_uncached_memory_at_largest']:.2f}; "
-          f"cached peak {rows[-1]['anchors']} / {rows[0]['anchors']} anchors: {summary['cached_memory_growth_smallest_to_largest']:.2f} "
-          "(target: nearly flat)")
+        print(
+            f"{r['anchors']:>8}{r['spans']:>7}{r['uncached_mib']:>14.0f}{r['cached_mib']:>12.0f}"
+            f"{r['uncached_seconds']:>12.2f}{r['cached_seconds']:>10.2f}{p['one_pass']:>13.1%}"
+            f"{p['mini_batches']:>7.1%}{p['mini_batches_sorted']:>8.1%}"
+        )
+    print(
+        f"cached / uncached peak at {rows[-1]['anchors']} anchors: {summary['cached_over_uncached_memory_at_largest']:.2f}; "
+        f"cached peak {rows[-1]['anchors']} / {rows[0]['anchors']} anchors: {summary['cached_memory_growth_smallest_to_largest']:.2f} "
+        "(target: nearly flat)"
+    )
     return summary
 
 

@@ -35,8 +35,8 @@ from st_contrastive.training import optimized_parameters
 
 
 def split_features(batch: dict, num_positives: int) -> tuple[dict, dict, list[dict]]:
-    anchors = {k[len("anchor_"):]: v for k, v in batch.items() if k.startswith("anchor_")}
-    positives = {k[len("positive_"):]: v for k, v in batch.items() if k.startswith("positive_")}
+    anchors = {k[len("anchor_") :]: v for k, v in batch.items() if k.startswith("anchor_")}
+    positives = {k[len("positive_") :]: v for k, v in batch.items() if k.startswith("positive_")}
     # MNRL sees unmasked anchors and the P positives of each anchor as P columns: the same spans, encoded once.
     clean = {k: v for k, v in anchors.items() if k != "mlm_labels"}
     clean["input_ids"] = torch.where(anchors["mlm_labels"] != -100, anchors["mlm_labels"], anchors["input_ids"])
@@ -58,16 +58,18 @@ def span_rows(model, documents: int, max_length: int, num_positives: int) -> tup
     """The first ``documents`` Wikipedia articles prepared for DeCLUTR, and the collator that samples their spans."""
     sampler = SpanSampler(num_positives=num_positives, min_length=32, max_length=max_length)
     texts = load_documents(data_file("corpus/docs.jsonl.gz"), limit=documents)
-    return list(prepare_declutr_dataset(texts, model.tokenizer, sampler)), DeCLUTRDataCollator(model.tokenizer,
-                                                                                             sampler, seed=0)
+    return list(prepare_declutr_dataset(texts, model.tokenizer, sampler)), DeCLUTRDataCollator(
+        model.tokenizer, sampler, seed=0
+    )
 
 
 def encoder_flops(model, features: dict) -> int:
     """Matrix-multiply FLOPs of the encoder's forward pass over ``features``, every padded token counted: its weight
     matrices (embedding lookups excluded) and attention's two products per layer. A backward pass costs twice it."""
     config = model[0].auto_model.config
-    weights = sum(p.numel() for name, p in model[0].auto_model.named_parameters()
-                  if p.dim() == 2 and "embeddings" not in name)
+    weights = sum(
+        p.numel() for name, p in model[0].auto_model.named_parameters() if p.dim() == 2 and "embeddings" not in name
+    )
     rows, length = features["input_ids"].shape
     return 2 * rows * length * weights + 4 * config.num_hidden_layers * rows * length * length * config.hidden_size
 
@@ -76,8 +78,9 @@ def mlm_share_of_flops(model, anchors: dict, positives: dict) -> float:
     """The MLM head's share of a step's FLOPs (forward and backward scale alike, so the forward's share): its dense
     layer and vocabulary projection on the masked tokens, against the encoder on the anchors and positives."""
     config = model[0].auto_model.config
-    head = 2 * int((anchors["mlm_labels"] != -100).sum()) * config.hidden_size * (config.hidden_size
-                                                                                  + config.vocab_size)
+    head = (
+        2 * int((anchors["mlm_labels"] != -100).sum()) * config.hidden_size * (config.hidden_size + config.vocab_size)
+    )
     return head / (encoder_flops(model, anchors) + encoder_flops(model, positives) + head)
 
 
@@ -111,10 +114,13 @@ def main(argv: list[str] | None = None) -> dict:
         collate = time.perf_counter() - start
         anchors, positives, mnrl_features = split_features(batch, args.num_positives)
         shares.append(mlm_share_of_flops(model, anchors, positives))
-        arms = [("declutr", declutr, [anchors, positives]), ("contrastive_only", contrastive_only, [anchors, positives]),
-                ("mnrl", mnrl, mnrl_features)]
+        arms = [
+            ("declutr", declutr, [anchors, positives]),
+            ("contrastive_only", contrastive_only, [anchors, positives]),
+            ("mnrl", mnrl, mnrl_features),
+        ]
         # Rotate the order so that no loss always profits from a warmer cache.
-        arms = arms[step % 3:] + arms[:step % 3]
+        arms = arms[step % 3 :] + arms[: step % 3]
         measured = {name: time_step(loss, features, optimizer) for name, loss, features in arms}
         if step:  # step 0 warms up
             times["collate"].append(collate)
@@ -137,18 +143,25 @@ def main(argv: list[str] | None = None) -> dict:
     }
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(results, indent=2))
-    print(f"median step: DeCLUTRLoss {median['declutr']:.3f}s, contrastive only {median['contrastive_only']:.3f}s, "
-          f"MNRL {median['mnrl']:.3f}s, sampling+collation {median['collate'] * 1000:.1f}ms")
-    print(f"DeCLUTRLoss / MNRL step, MLM on:      {results['declutr_over_mnrl']:.3f}  (target <= 1.05; the MLM head "
-          f"is {results['mlm_share_of_flops']:.1%} of the step's FLOPs)")
+    print(
+        f"median step: DeCLUTRLoss {median['declutr']:.3f}s, contrastive only {median['contrastive_only']:.3f}s, "
+        f"MNRL {median['mnrl']:.3f}s, sampling+collation {median['collate'] * 1000:.1f}ms"
+    )
+    print(
+        f"DeCLUTRLoss / MNRL step, MLM on:      {results['declutr_over_mnrl']:.3f}  (target <= 1.05; the MLM head "
+        f"is {results['mlm_share_of_flops']:.1%} of the step's FLOPs)"
+    )
     print(f"DeCLUTRLoss / MNRL step, mlm_weight=0: {results['contrastive_only_over_mnrl']:.3f}  (target <= 1.00)")
     print(f"sampling + collation share:           {results['collation_share_of_step']:.2%}  (target < 5%)")
     if args.profile:
-        results["profile"] = profile_growth(collator(rows[: args.batch_size]), args.num_positives,
-                                            {"declutr": declutr, "mnrl": mnrl}, optimizer)
+        results["profile"] = profile_growth(
+            collator(rows[: args.batch_size]), args.num_positives, {"declutr": declutr, "mnrl": mnrl}, optimizer
+        )
         Path(args.output).write_text(json.dumps(results, indent=2))
-        print("\nprofile of one step, self CPU time; the operators that grow most from MNRL to DeCLUTR:\n"
-              + profile_table(results["profile"]))
+        print(
+            "\nprofile of one step, self CPU time; the operators that grow most from MNRL to DeCLUTR:\n"
+            + profile_table(results["profile"])
+        )
     return results
 
 
@@ -168,20 +181,27 @@ def profile_growth(batch: dict, num_positives: int, losses: dict, optimizer, top
     names = self_ms["declutr"].keys() | self_ms["mnrl"].keys()
     growth = {n: self_ms["declutr"].get(n, 0.0) - self_ms["mnrl"].get(n, 0.0) for n in names}
     chosen = sorted(growth, key=growth.get, reverse=True)[:top]
-    return {"operators": {n: [round(self_ms["declutr"].get(n, 0.0), 2), round(self_ms["mnrl"].get(n, 0.0), 2)]
-                          for n in chosen},
-            "total_ms": {name: round(sum(ms.values()), 2) for name, ms in self_ms.items()}}
+    return {
+        "operators": {
+            n: [round(self_ms["declutr"].get(n, 0.0), 2), round(self_ms["mnrl"].get(n, 0.0), 2)] for n in chosen
+        },
+        "total_ms": {name: round(sum(ms.values()), 2) for name, ms in self_ms.items()},
+    }
 
 
 def profile_table(profile: dict) -> str:
     """The operators whose self time grows most from MNRL to DeCLUTR, and all operators, as a Markdown table."""
     lines = ["| operator | DeCLUTR ms | MNRL ms | growth |", "|---|---|---|---|"]
-    lines += [f"| {name} | {declutr:.1f} | {mnrl:.1f} | {declutr - mnrl:+.1f} |"
-              for name, (declutr, mnrl) in profile["operators"].items()]
+    lines += [
+        f"| {name} | {declutr:.1f} | {mnrl:.1f} | {declutr - mnrl:+.1f} |"
+        for name, (declutr, mnrl) in profile["operators"].items()
+    ]
     total = profile["total_ms"]
     extra = total["declutr"] - total["mnrl"]
-    lines.append(f"| all operators | {total['declutr']:,.0f} | {total['mnrl']:,.0f} | {extra:+,.0f} "
-                 f"({100 * extra / total['mnrl']:.1f} %) |")
+    lines.append(
+        f"| all operators | {total['declutr']:,.0f} | {total['mnrl']:,.0f} | {extra:+,.0f} "
+        f"({100 * extra / total['mnrl']:.1f} %) |"
+    )
     return "\n".join(lines)
 
 

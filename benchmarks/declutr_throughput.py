@@ -46,8 +46,11 @@ def _train(rank, model_name, setting, precision, args, results) -> None:
     model = SentenceTransformer(model_name, device=device)
     model.train()
     mini_batch_size, sort_by_length = SETTINGS[setting]
-    loss = (DeCLUTRLoss(model) if mini_batch_size == 0 else
-            CachedDeCLUTRLoss(model, mini_batch_size=args.mini_batch_size, sort_by_length=sort_by_length))
+    loss = (
+        DeCLUTRLoss(model)
+        if mini_batch_size == 0
+        else CachedDeCLUTRLoss(model, mini_batch_size=args.mini_batch_size, sort_by_length=sort_by_length)
+    )
     optimizer = torch.optim.AdamW(optimized_parameters(model, [loss]), lr=1e-6)
     batches = [_spans(model, args.anchors, args.max_length, seed=step) for step in range(args.steps + 1)]
 
@@ -65,8 +68,13 @@ def _train(rank, model_name, setting, precision, args, results) -> None:
             step(features)
         seconds = time.perf_counter() - start
     spans = sum(len(f["input_ids"]) for features in batches[1:] for f in features)
-    results[(setting, precision)] = {"spans_per_second": spans / seconds, "seconds": seconds, "spans": spans,
-                                     "peak_mib": peak["bytes"] / 2**20, "device": device}
+    results[(setting, precision)] = {
+        "spans_per_second": spans / seconds,
+        "seconds": seconds,
+        "spans": spans,
+        "peak_mib": peak["bytes"] / 2**20,
+        "device": device,
+    }
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -76,8 +84,13 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--max-length", type=int, default=128, help="longest span in tokens (the paper: 512)")
     parser.add_argument("--mini-batch-size", type=int, default=32, help="spans per mini-batch of the cached loss")
     parser.add_argument("--steps", type=int, default=3, help="timed optimizer steps per setting")
-    parser.add_argument("--precisions", nargs="+", choices=["fp32", "bf16"], default=None,
-                        help="default fp32 and bf16 on a GPU, fp32 on CPU (CPUs without AVX512-BF16 emulate bf16)")
+    parser.add_argument(
+        "--precisions",
+        nargs="+",
+        choices=["fp32", "bf16"],
+        default=None,
+        help="default fp32 and bf16 on a GPU, fp32 on CPU (CPUs without AVX512-BF16 emulate bf16)",
+    )
     parser.add_argument("--output", default="benchmarks/results/declutr_throughput.json", help="JSON results path")
     args = parser.parse_args(argv)
     args.precisions = args.precisions or (["fp32", "bf16"] if torch.cuda.is_available() else ["fp32"])
@@ -91,27 +104,38 @@ def main(argv: list[str] | None = None) -> dict:
     rows = [{"precision": p, "setting": s} | results[(s, p)] for p in args.precisions for s in SETTINGS]
     first = args.precisions[0]
     summary = {
-        "model": args.model or "all-MiniLM-L6-v2", "device": rows[0]["device"], "anchors": args.anchors,
-        "max_length": args.max_length, "mini_batch_size": args.mini_batch_size, "steps": args.steps, "rows": rows,
+        "model": args.model or "all-MiniLM-L6-v2",
+        "device": rows[0]["device"],
+        "anchors": args.anchors,
+        "max_length": args.max_length,
+        "mini_batch_size": args.mini_batch_size,
+        "steps": args.steps,
+        "rows": rows,
         "sorted_over_unsorted_spans_per_second": {
-            p: results[("sorted mini-batches", p)]["spans_per_second"] / results[("mini-batches", p)]["spans_per_second"]
-            for p in args.precisions},
+            p: results[("sorted mini-batches", p)]["spans_per_second"]
+            / results[("mini-batches", p)]["spans_per_second"]
+            for p in args.precisions
+        },
         "sorted_over_one_pass_spans_per_second": {
             p: results[("sorted mini-batches", p)]["spans_per_second"] / results[("one pass", p)]["spans_per_second"]
-            for p in args.precisions},
+            for p in args.precisions
+        },
     }
     if "bf16" in args.precisions and "fp32" in args.precisions:
-        summary["bf16_over_fp32_one_pass"] = (results[("one pass", "bf16")]["spans_per_second"]
-                                             / results[("one pass", "fp32")]["spans_per_second"])
+        summary["bf16_over_fp32_one_pass"] = (
+            results[("one pass", "bf16")]["spans_per_second"] / results[("one pass", "fp32")]["spans_per_second"]
+        )
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(summary, indent=2))
     print(f"{'precision':<10}{'setting':<22}{'spans/s':>9}{'peak MiB':>10}")
     for r in rows:
         print(f"{r['precision']:<10}{r['setting']:<22}{r['spans_per_second']:>9.1f}{r['peak_mib']:>10.0f}")
     ratios = summary["sorted_over_unsorted_spans_per_second"]
-    print(f"sorted / unsorted mini-batches (spans/s): {', '.join(f'{p} {v:.2f}' for p, v in ratios.items())} "
-          f"({summary['device']}; {args.anchors} anchors, spans {max(8, args.max_length // 4)}-{args.max_length} "
-          f"tokens; first precision {first})")
+    print(
+        f"sorted / unsorted mini-batches (spans/s): {', '.join(f'{p} {v:.2f}' for p, v in ratios.items())} "
+        f"({summary['device']}; {args.anchors} anchors, spans {max(8, args.max_length // 4)}-{args.max_length} "
+        f"tokens; first precision {first})"
+    )
     return summary
 
 

@@ -47,23 +47,49 @@ def main(argv: list[str] | None = None) -> dict:
     first, second, _ = load_sts("stsb", "train")
     sentences = (first + second)[: args.sentences]
     with tempfile.TemporaryDirectory() as folder:
-        declutr(["--model", base, "--dataset", "wiki", "--max-rows", "8", "--max-steps", "2", "--batch-size", "2",
-                 "--max-span-length", "64", "--min-span-length", "16", "--no-eval", "--save-steps", "0",
-                 "--output", folder])
+        declutr(
+            [
+                "--model",
+                base,
+                "--dataset",
+                "wiki",
+                "--max-rows",
+                "8",
+                "--max-steps",
+                "2",
+                "--batch-size",
+                "2",
+                "--max-span-length",
+                "64",
+                "--min-span-length",
+                "16",
+                "--no-eval",
+                "--save-steps",
+                "0",
+                "--output",
+                folder,
+            ]
+        )
         trained = SentenceTransformer(folder, device="cpu")
         vanilla = SentenceTransformer(base, device="cpu")
         vanilla.max_seq_length = trained.max_seq_length  # a plain transformers base would otherwise truncate elsewhere
         rates = {}
         for step in range(2):  # alternate, so neither profits from a warmer machine
-            for name, model in ((("declutr", trained), ("vanilla", vanilla))[:: 1 if step else -1]):
+            for name, model in (("declutr", trained), ("vanilla", vanilla))[:: 1 if step else -1]:
                 rates.setdefault(name, []).append(sentences_per_second(model, sentences, args.repeats))
     rate = {name: max(values) for name, values in rates.items()}
-    summary = {"model": args.model or "all-MiniLM-L6-v2", "sentences": len(sentences), "sentences_per_second": rate,
-               "declutr_over_vanilla": rate["declutr"] / rate["vanilla"]}
+    summary = {
+        "model": args.model or "all-MiniLM-L6-v2",
+        "sentences": len(sentences),
+        "sentences_per_second": rate,
+        "declutr_over_vanilla": rate["declutr"] / rate["vanilla"],
+    }
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(summary, indent=2))
-    print(f"encode: DeCLUTR checkpoint {rate['declutr']:.0f} sentences/s, vanilla base {rate['vanilla']:.0f} "
-          f"sentences/s, ratio {summary['declutr_over_vanilla']:.2f} (target 1.00)")
+    print(
+        f"encode: DeCLUTR checkpoint {rate['declutr']:.0f} sentences/s, vanilla base {rate['vanilla']:.0f} "
+        f"sentences/s, ratio {summary['declutr_over_vanilla']:.2f} (target 1.00)"
+    )
     return summary
 
 

@@ -70,14 +70,14 @@ def load_encoder(name: str, base: str, random_weights: bool, device: str) -> Sen
     tokenizer = AutoTokenizer.from_pretrained(base)
     config = AutoConfig.from_pretrained(base)
     if name == "bert-base":
-        config.update({"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
-                       "intermediate_size": 3072})
+        config.update(
+            {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072}
+        )
     folder = tempfile.mkdtemp(prefix=f"{name}-random-")
     AutoModelForMaskedLM.from_config(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     transformer = Transformer(folder, max_seq_length=256)
-    return SentenceTransformer(modules=[transformer, Pooling(config.hidden_size, pooling_mode="mean")],
-                               device=device)
+    return SentenceTransformer(modules=[transformer, Pooling(config.hidden_size, pooling_mode="mean")], device=device)
 
 
 def declutr_pair(model, args, mlm_weight: float = 1.0) -> dict:
@@ -85,19 +85,29 @@ def declutr_pair(model, args, mlm_weight: float = 1.0) -> dict:
     # Articles too short for two anchors of --max-length are skipped (about half at 256 tokens): read 4× as many.
     rows, collator = span_rows(model, 4 * needed, args.max_length, num_positives=2)
     if len(rows) < needed:
-        raise ValueError(f"{len(rows)} of {4 * needed} articles are long enough for --max-length "
-                         f"{args.max_length}; {needed} needed: lower --batch-documents or --repeats")
+        raise ValueError(
+            f"{len(rows)} of {4 * needed} articles are long enough for --max-length "
+            f"{args.max_length}; {needed} needed: lower --batch-documents or --repeats"
+        )
     batches = []
     for step in range(args.repeats + 1):
-        anchors, positives, mnrl = split_features(collator(rows[step * args.batch_documents:
-                                                                (step + 1) * args.batch_documents]), 2)
-        batches.append({"method": ([anchors, positives], None), "baseline": (mnrl, None),
-                        "examples": len(anchors["input_ids"]) + len(positives["input_ids"]),
-                        "flops": 3 * (encoder_flops(model, anchors) + encoder_flops(model, positives)),
-                        **({"mlm_share": mlm_share_of_flops(model, anchors, positives)} if mlm_weight else {})})
-    return {"method": DeCLUTRLoss(model, mlm_weight=mlm_weight),
-            "baseline": MultipleNegativesRankingLoss(model, scale=1 / 0.05),
-            "batches": batches}
+        anchors, positives, mnrl = split_features(
+            collator(rows[step * args.batch_documents : (step + 1) * args.batch_documents]), 2
+        )
+        batches.append(
+            {
+                "method": ([anchors, positives], None),
+                "baseline": (mnrl, None),
+                "examples": len(anchors["input_ids"]) + len(positives["input_ids"]),
+                "flops": 3 * (encoder_flops(model, anchors) + encoder_flops(model, positives)),
+                **({"mlm_share": mlm_share_of_flops(model, anchors, positives)} if mlm_weight else {}),
+            }
+        )
+    return {
+        "method": DeCLUTRLoss(model, mlm_weight=mlm_weight),
+        "baseline": MultipleNegativesRankingLoss(model, scale=1 / 0.05),
+        "batches": batches,
+    }
 
 
 def nli_pair(model, args) -> dict:
@@ -108,8 +118,11 @@ def nli_pair(model, args) -> dict:
         features = [model.preprocess(batch["premise"]), model.preprocess(batch["hypothesis"])]
         labels = torch.tensor(batch["label"])
         batches.append({"method": (features, labels), "baseline": (features, labels), "examples": 2 * len(rows)})
-    return {"method": NLISupConLoss(model, supcon_weight=0.3),
-            "baseline": SoftmaxLoss(model, model.get_embedding_dimension(), num_labels=3), "batches": batches}
+    return {
+        "method": NLISupConLoss(model, supcon_weight=0.3),
+        "baseline": SoftmaxLoss(model, model.get_embedding_dimension(), num_labels=3),
+        "batches": batches,
+    }
 
 
 def scale_pair(model, args) -> dict:
@@ -122,11 +135,18 @@ def scale_pair(model, args) -> dict:
         labels = torch.tensor([trec.train_labels[i] for i in rows])
         # SCALe: 16 questions, each encoded once per dropout view (2); SetFit: 16 pairs, 32 questions encoded.
         pairs = (labels[:16] == labels[16:]).float()
-        batches.append({"method": ([model.preprocess(texts[:16])], labels[:16]),
-                        "baseline": ([model.preprocess(texts[:16]), model.preprocess(texts[16:])], pairs),
-                        "examples": 32})
-    return {"method": SCALeLoss(model, num_labels=len(trec.label_names), dropout_rates=(0.0, 0.1)),
-            "baseline": CosineSimilarityLoss(model), "batches": batches}
+        batches.append(
+            {
+                "method": ([model.preprocess(texts[:16])], labels[:16]),
+                "baseline": ([model.preprocess(texts[:16]), model.preprocess(texts[16:])], pairs),
+                "examples": 32,
+            }
+        )
+    return {
+        "method": SCALeLoss(model, num_labels=len(trec.label_names), dropout_rates=(0.0, 0.1)),
+        "baseline": CosineSimilarityLoss(model),
+        "batches": batches,
+    }
 
 
 def multiview_pair(parsed: str, args) -> dict:
@@ -135,20 +155,30 @@ def multiview_pair(parsed: str, args) -> dict:
     needed = args.batch_sentences * (args.repeats + 1)
     dataset, sentences = load_sentence_corpus(parsed, limit=needed)
     if len(sentences) < needed:
-        raise ValueError(f"--parsed {parsed}: {len(sentences)} sentences, {needed} needed (--batch-sentences × "
-                         "(--repeats + 1))")
-    models = [multiview_model(views, sentences, parser=None, device=args.device)
-              for views in (["dep", "seq"], ["seq", "seq"])]
+        raise ValueError(
+            f"--parsed {parsed}: {len(sentences)} sentences, {needed} needed (--batch-sentences × (--repeats + 1))"
+        )
+    models = [
+        multiview_model(views, sentences, parser=None, device=args.device) for views in (["dep", "seq"], ["seq", "seq"])
+    ]
     for model in models:
         model[0].add_parses(sentences)
     batches = []
     for step in range(args.repeats + 1):
-        rows = dataset[step * args.batch_sentences:(step + 1) * args.batch_sentences]
+        rows = dataset[step * args.batch_sentences : (step + 1) * args.batch_sentences]
         features = [models[0].preprocess(rows["sentence"])]
-        batches.append({"method": (features, torch.tensor(rows["label"])),
-                        "baseline": (features, torch.tensor(rows["label"])), "examples": len(rows["label"])})
-    return {"method": MultiViewBilinearLoss(models[0]), "baseline": MultiViewBilinearLoss(models[1]),
-            "batches": batches}
+        batches.append(
+            {
+                "method": (features, torch.tensor(rows["label"])),
+                "baseline": (features, torch.tensor(rows["label"])),
+                "examples": len(rows["label"]),
+            }
+        )
+    return {
+        "method": MultiViewBilinearLoss(models[0]),
+        "baseline": MultiViewBilinearLoss(models[1]),
+        "batches": batches,
+    }
 
 
 def parsed_wikipedia(path: str | None, sentences: int) -> str:
@@ -160,15 +190,22 @@ def parsed_wikipedia(path: str | None, sentences: int) -> str:
     output = Path("runs/benchmarks/wiki-parsed.jsonl.gz")
     output.parent.mkdir(parents=True, exist_ok=True)
     # An article gives about 60 sentences; a third of that is a safe guess.
-    parse_corpus(data_file("corpus/docs.jsonl.gz"), output, make_parser("spacy"),
-                 limit_documents=sentences // 20 + 1, show_progress=False)
+    parse_corpus(
+        data_file("corpus/docs.jsonl.gz"),
+        output,
+        make_parser("spacy"),
+        limit_documents=sentences // 20 + 1,
+        show_progress=False,
+    )
     return str(output)
 
 
-ENCODER_PAIRS = {"declutr-vs-mnrl": declutr_pair,
-                 "declutr-contrastive-vs-mnrl": lambda model, args: declutr_pair(model, args, mlm_weight=0.0),
-                 "nli-supcon-vs-softmax": nli_pair,
-                 "scale-vs-setfit": scale_pair}
+ENCODER_PAIRS = {
+    "declutr-vs-mnrl": declutr_pair,
+    "declutr-contrastive-vs-mnrl": lambda model, args: declutr_pair(model, args, mlm_weight=0.0),
+    "nli-supcon-vs-softmax": nli_pair,
+    "scale-vs-setfit": scale_pair,
+}
 PAIRS = [*ENCODER_PAIRS, "multiview-vs-gru"]
 
 
@@ -177,8 +214,11 @@ def step_seconds(loss, features, labels, optimizer, device: str, precision: str)
     labels = labels.to(device) if labels is not None else None
     synchronize(device)
     start = time.perf_counter()
-    autocast = (torch.autocast(device_type=torch.device(device).type, dtype=torch.bfloat16) if precision == "bf16"
-                else contextlib.nullcontext())
+    autocast = (
+        torch.autocast(device_type=torch.device(device).type, dtype=torch.bfloat16)
+        if precision == "bf16"
+        else contextlib.nullcontext()
+    )
     with autocast:
         out = loss(features, labels)
         total = sum(out.values()) if isinstance(out, dict) else out
@@ -202,8 +242,13 @@ def waits_for_the_device(loss, features, labels, optimizer, device: str, precisi
         finally:
             torch.cuda.set_sync_debug_mode("default")
     # step_seconds' own synchronize() calls are the measurement's, not the step's.
-    return sorted({f"{w.filename}:{w.lineno}" for w in caught if "synchroniz" in str(w.message)
-                   and not w.filename.endswith("gpu_step.py")})
+    return sorted(
+        {
+            f"{w.filename}:{w.lineno}"
+            for w in caught
+            if "synchroniz" in str(w.message) and not w.filename.endswith("gpu_step.py")
+        }
+    )
 
 
 def synchronize(device: str) -> None:
@@ -228,16 +273,18 @@ def profile_table(loss, features, labels, optimizer, device: str, precision: str
     activities = [ProfilerActivity.CPU, *([ProfilerActivity.CUDA] if cuda else [])]
     with profile(activities=activities) as profiler:
         step_seconds(loss, features, labels, optimizer, device, precision)
-    return profiler.key_averages().table(sort_by="self_cuda_time_total" if cuda else "self_cpu_time_total",
-                                         row_limit=rows)
+    return profiler.key_averages().table(
+        sort_by="self_cuda_time_total" if cuda else "self_cpu_time_total", row_limit=rows
+    )
 
 
 def measure(pair: dict, device: str, precision: str, find_syncs: bool, profile: bool = False) -> dict:
     """Median step of the method and of the baseline (alternating, after a warm-up pass over every batch, each arm
     with its own optimizer over its model and its loss's own parameters) and the peak memory of each one's steps."""
     losses = {arm: pair[arm].to(device) for arm in ("method", "baseline")}
-    optimizers = {arm: torch.optim.AdamW(optimized_parameters(loss.model, [loss]), lr=1e-6)
-                  for arm, loss in losses.items()}
+    optimizers = {
+        arm: torch.optim.AdamW(optimized_parameters(loss.model, [loss]), lr=1e-6) for arm, loss in losses.items()
+    }
     # A warm-up pass over every batch first: cuDNN and cuBLAS build a plan for each new shape (tens of ms for
     # attention in bf16), which training pays once per padded length, not every step.
     for batch in pair["batches"]:
@@ -251,9 +298,12 @@ def measure(pair: dict, device: str, precision: str, find_syncs: bool, profile: 
             peaks[arm] = max(peaks[arm], peak_mib(device) or 0.0)
     median = {arm: statistics.median(values) for arm, values in seconds.items()}
     examples = statistics.mean(b["examples"] for b in pair["batches"])
-    row = {"median_seconds": median, "examples_per_second": {arm: examples / s for arm, s in median.items()},
-           "method_over_baseline": median["method"] / median["baseline"],
-           "peak_mib": peaks if torch.device(device).type == "cuda" else None}
+    row = {
+        "median_seconds": median,
+        "examples_per_second": {arm: examples / s for arm, s in median.items()},
+        "method_over_baseline": median["method"] / median["baseline"],
+        "peak_mib": peaks if torch.device(device).type == "cuda" else None,
+    }
     if "flops" in pair["batches"][0]:
         achieved = statistics.mean(b["flops"] for b in pair["batches"]) / median["method"] / 1e12
         peak = next((v for k, v in PEAK_BF16_TFLOPS.items() if k in device_name(device)), None)
@@ -262,11 +312,15 @@ def measure(pair: dict, device: str, precision: str, find_syncs: bool, profile: 
     if "mlm_share" in pair["batches"][0]:  # the target: MLM costs no more than its head's share of the FLOPs
         row["mlm_share_of_flops"] = statistics.mean(b["mlm_share"] for b in pair["batches"])
     if profile:
-        row["profile"] = {arm: profile_table(losses[arm], *pair["batches"][-1][arm], optimizers[arm], device,
-                                             precision) for arm in losses}
+        row["profile"] = {
+            arm: profile_table(losses[arm], *pair["batches"][-1][arm], optimizers[arm], device, precision)
+            for arm in losses
+        }
     if find_syncs:
-        row["device_waits"] = {arm: waits_for_the_device(losses[arm], *pair["batches"][-1][arm], optimizers[arm],
-                                                         device, precision) for arm in losses}
+        row["device_waits"] = {
+            arm: waits_for_the_device(losses[arm], *pair["batches"][-1][arm], optimizers[arm], device, precision)
+            for arm in losses
+        }
     return row
 
 
@@ -277,25 +331,49 @@ def device_name(device: str) -> str:
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--encoders", nargs="+", default=["minilm", "bert-base"],
-                        help="minilm, bert-base (random weights) or a saved model's path")
-    parser.add_argument("--base", default=None, help="the model whose config and tokenizer minilm and bert-base use "
-                        "(default all-MiniLM-L6-v2)")
-    parser.add_argument("--random-weights", action="store_true", help="minilm with random weights: only --base's "
-                        "config and tokenizer are read (the same speed)")
+    parser.add_argument(
+        "--encoders",
+        nargs="+",
+        default=["minilm", "bert-base"],
+        help="minilm, bert-base (random weights) or a saved model's path",
+    )
+    parser.add_argument(
+        "--base",
+        default=None,
+        help="the model whose config and tokenizer minilm and bert-base use (default all-MiniLM-L6-v2)",
+    )
+    parser.add_argument(
+        "--random-weights",
+        action="store_true",
+        help="minilm with random weights: only --base's config and tokenizer are read (the same speed)",
+    )
     parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16"], choices=["fp32", "bf16"])
     parser.add_argument("--pairs", nargs="+", default=PAIRS, choices=PAIRS)
-    parser.add_argument("--batch-documents", type=int, default=32, help="DeCLUTR: documents per batch (2 anchors, "
-                        "2 positives each)")
+    parser.add_argument(
+        "--batch-documents", type=int, default=32, help="DeCLUTR: documents per batch (2 anchors, 2 positives each)"
+    )
     parser.add_argument("--batch-pairs", type=int, default=64, help="NLI: pairs per batch")
     parser.add_argument("--batch-sentences", type=int, default=256, help="multi-view: sentences per batch")
     parser.add_argument("--max-length", type=int, default=256, help="DeCLUTR: longest span in tokens")
-    parser.add_argument("--parsed", default=None, help="multi-view: a parsed corpus (st-contrastive parse); default "
-                        "the first Wikipedia articles, parsed by spaCy into runs/benchmarks/")
-    parser.add_argument("--repeats", type=int, default=10, help="batches, each timed once per loss after a warm-up "
-                        "pass over them all, is --repeats + 1")
-    parser.add_argument("--cached-anchors", type=int, nargs="*", default=[], help="CachedDeCLUTRLoss's peak memory "
-                        "against DeCLUTRLoss's at these anchors per batch, on --encoders' first")
+    parser.add_argument(
+        "--parsed",
+        default=None,
+        help="multi-view: a parsed corpus (st-contrastive parse); default "
+        "the first Wikipedia articles, parsed by spaCy into runs/benchmarks/",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=10,
+        help="batches, each timed once per loss after a warm-up pass over them all, is --repeats + 1",
+    )
+    parser.add_argument(
+        "--cached-anchors",
+        type=int,
+        nargs="*",
+        default=[],
+        help="CachedDeCLUTRLoss's peak memory against DeCLUTRLoss's at these anchors per batch, on --encoders' first",
+    )
     parser.add_argument("--find-syncs", action="store_true", help="list where each loss's step waits for the GPU")
     parser.add_argument("--profile", action="store_true", help="print each step's costliest ops (torch.profiler)")
     parser.add_argument("--output", default="benchmarks/results/gpu.json", help="JSON results path")
@@ -305,8 +383,12 @@ def main(argv: list[str] | None = None) -> dict:
         parsed = parsed_wikipedia(args.parsed, args.batch_sentences * (args.repeats + 1))
 
     rows = []
-    results = {"device": device_name(args.device), "torch": torch.__version__,
-               "weights": "random" if args.random_weights else "trained", "rows": rows}
+    results = {
+        "device": device_name(args.device),
+        "torch": torch.__version__,
+        "weights": "random" if args.random_weights else "trained",
+        "rows": rows,
+    }
     output = Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
     for pair_name in args.pairs:
@@ -333,18 +415,27 @@ def main(argv: list[str] | None = None) -> dict:
         model = load_encoder(args.encoders[0], base, args.random_weights, "cpu")
         folder = tempfile.mkdtemp(prefix="cached-memory-")
         model.save(folder)
-        results["cached_memory"] = cached_memory.main([
-            "--model", folder, "--anchors", *map(str, args.cached_anchors),
-            "--output", str(output.with_name("cached_memory_" + output.name))])
+        results["cached_memory"] = cached_memory.main(
+            [
+                "--model",
+                folder,
+                "--anchors",
+                *map(str, args.cached_anchors),
+                "--output",
+                str(output.with_name("cached_memory_" + output.name)),
+            ]
+        )
     output.write_text(json.dumps(results, indent=2) + "\n")
     return results
 
 
 def row_line(row: dict) -> str:
     mfu, peak = row.get("mfu_of_bf16_peak"), row["peak_mib"]
-    line = (f"{row['encoder']:<10} {row['pair']:<22} {row['precision']:<5} "
-            f"method/baseline x{row['method_over_baseline']:.2f}  {row['examples_per_second']['method']:8.1f} vs "
-            f"{row['examples_per_second']['baseline']:8.1f} examples/s")
+    line = (
+        f"{row['encoder']:<10} {row['pair']:<22} {row['precision']:<5} "
+        f"method/baseline x{row['method_over_baseline']:.2f}  {row['examples_per_second']['method']:8.1f} vs "
+        f"{row['examples_per_second']['baseline']:8.1f} examples/s"
+    )
     line += f"  peak {peak['method']:.0f} vs {peak['baseline']:.0f} MiB" if peak else ""
     line += f"  MFU {mfu:.1%}" if mfu is not None else ""
     if "mlm_share_of_flops" in row:

@@ -31,8 +31,10 @@ def user_file(path: Path, pool_size: int) -> list[str]:
         writer = csv.writer(f)
         writer.writerow(["text", "label", "split"])
         writer.writerows([text, "", "train"] for text in trec.train_texts)
-        writer.writerows([text, trec.label_names[label], "test"] for text, label in
-                         zip(trec.test_texts, trec.test_labels, strict=True))
+        writer.writerows(
+            [text, trec.label_names[label], "test"]
+            for text, label in zip(trec.test_texts, trec.test_labels, strict=True)
+        )
     return [trec.label_names[label] for label in trec.train_labels]
 
 
@@ -61,19 +63,29 @@ def main(argv: list[str] | None = None) -> dict:
         while status["item"] is not None:
             item = status["item"]
             labelled_at = time.perf_counter()  # the last one's time is the wait's start
-            status = client.post("/api/label", json={"round": round_number, "id": item["id"],
-                                                     "label": gold[item["id"]]}).json()
+            status = client.post(
+                "/api/label", json={"round": round_number, "id": item["id"], "label": gold[item["id"]]}
+            ).json()
         while status["item"] is None and status["phase"] == "training":
             time.sleep(0.05)
             status = client.get("/api/status").json()
         waited = time.perf_counter() - labelled_at
         record = ArmState.load(session.folder).rounds[-1]
         loop = record["train_seconds"] + record["acquire_seconds"] + record.get("eval_seconds", 0.0)
-        rows.append({"round_labelled": round_number, "labelled": record["labelled"], "wait_seconds": round(waited, 2),
-                     "loop_seconds": round(loop, 2), "wait_over_loop": round(waited / loop, 3),
-                     "accuracy": record.get("accuracy")})
-        print(f"round {round_number} labelled ({record['labelled']} labels): next query after {waited:.1f} s; the "
-              f"loop's own round {loop:.1f} s (x{waited / loop:.2f}); test accuracy {record.get('accuracy')}")
+        rows.append(
+            {
+                "round_labelled": round_number,
+                "labelled": record["labelled"],
+                "wait_seconds": round(waited, 2),
+                "loop_seconds": round(loop, 2),
+                "wait_over_loop": round(waited / loop, 3),
+                "accuracy": record.get("accuracy"),
+            }
+        )
+        print(
+            f"round {round_number} labelled ({record['labelled']} labels): next query after {waited:.1f} s; the "
+            f"loop's own round {loop:.1f} s (x{waited / loop:.2f}); test accuracy {record.get('accuracy')}"
+        )
     result = {"pool_size": args.pool_size, "rounds": rows, "run": config.output}
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=1))

@@ -15,8 +15,9 @@ from st_contrastive.models.multiview.child_sum_tree_lstm import ChildSumTreeLSTM
 from st_contrastive.parsing import Tree
 
 
-def naive_child_sum(cell: ChildSumTreeLSTMCell, x: torch.Tensor, children: list[list[int]],
-                    node: int) -> tuple[torch.Tensor, torch.Tensor]:
+def naive_child_sum(
+    cell: ChildSumTreeLSTMCell, x: torch.Tensor, children: list[list[int]], node: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``(h, c)`` of ``node``; ``x`` has one row per token, ``children`` the dependents of each token."""
     H = cell.hidden_size
     kids = [naive_child_sum(cell, x, children, child) for child in children[node]]
@@ -25,8 +26,13 @@ def naive_child_sum(cell: ChildSumTreeLSTMCell, x: torch.Tensor, children: list[
         hs = torch.stack([h for h, _ in kids])
         if cell.attention:
             q = cell.query.weight @ x[node] + cell.query.bias
-            scores = torch.stack([torch.dot(q, cell.key.weight @ h + cell.key.bias)
-                                  / (q.norm() * (cell.key.weight @ h + cell.key.bias).norm()) for h in hs])
+            scores = torch.stack(
+                [
+                    torch.dot(q, cell.key.weight @ h + cell.key.bias)
+                    / (q.norm() * (cell.key.weight @ h + cell.key.bias).norm())
+                    for h in hs
+                ]
+            )
             h_tilde = (torch.softmax(scores, 0)[:, None] * hs).sum(0)
         else:
             h_tilde = hs.sum(0)
@@ -50,8 +56,12 @@ def naive_binary(cell: BinaryTreeLSTMCell, x: torch.Tensor, tree: Tree | int) ->
     else:
         x_node = torch.zeros(x.shape[1], dtype=x.dtype)
         (h_l, c_l), (h_r, c_r) = (naive_binary(cell, x, child) for child in tree.children)
-    g = cell.input_gates.weight @ x_node + cell.input_gates.bias + cell.left_gates.weight @ h_l \
+    g = (
+        cell.input_gates.weight @ x_node
+        + cell.input_gates.bias
+        + cell.left_gates.weight @ h_l
         + cell.right_gates.weight @ h_r
+    )
     i, f_l, f_r, o, u = g.split(H)
     c = torch.sigmoid(i) * torch.tanh(u) + torch.sigmoid(f_l) * c_l + torch.sigmoid(f_r) * c_r
     return torch.sigmoid(o) * torch.tanh(c), c

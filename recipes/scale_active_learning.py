@@ -41,12 +41,20 @@ WARM_START = False  # §3: every iteration trains from the base model (the comma
 EPOCHS, MIN_STEPS = 5.0, 20
 
 parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-parser.add_argument("--dataset", default="trec", help="trec or sst2 (the paper's two), sst5 (shared files) or a "
-                    "labelled .csv/.tsv/.jsonl with text, label and split")
+parser.add_argument(
+    "--dataset",
+    default="trec",
+    help="trec or sst2 (the paper's two), sst5 (shared files) or a "
+    "labelled .csv/.tsv/.jsonl with text, label and split",
+)
 parser.add_argument("--model", default=None, help="base model, a folder or Hub id (default all-MiniLM-L6-v2)")
 parser.add_argument("--num-seeds", type=int, default=NUM_SEEDS, help="runs of each arm, seeds 0 … N−1")
-parser.add_argument("--pool-size", type=int, default=None, help="draw a pool of N training rows per seed (default: "
-                    "the whole train split)")
+parser.add_argument(
+    "--pool-size",
+    type=int,
+    default=None,
+    help="draw a pool of N training rows per seed (default: the whole train split)",
+)
 parser.add_argument("--test-size", type=int, default=None, help="score on N test rows only")
 parser.add_argument("--step", type=float, default=STEP, help="share of the pool added in each round")
 parser.add_argument("--budget", type=float, default=BUDGET, help="stop at this share of the pool labelled")
@@ -57,12 +65,28 @@ args = parser.parse_args()
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 config = ActiveLearningConfig(
-    dataset=args.dataset, model=args.model, objectives=OBJECTIVES, acquisitions=ACQUISITIONS,
-    num_seeds=args.num_seeds, initial=INITIAL, step=args.step, budget=args.budget, pool_size=args.pool_size,
-    test_size=args.test_size, oracle="simulated", output=args.output,
-    training=RoundTraining(epochs=args.epochs, min_steps=args.min_steps, batch_size=BATCH_SIZE,
-                           learning_rate=LEARNING_RATE, supcon_weight=SUPCON_WEIGHT, temperature=TEMPERATURE,
-                           dropout_rates=DROPOUT_RATES, warm_start=WARM_START),
+    dataset=args.dataset,
+    model=args.model,
+    objectives=OBJECTIVES,
+    acquisitions=ACQUISITIONS,
+    num_seeds=args.num_seeds,
+    initial=INITIAL,
+    step=args.step,
+    budget=args.budget,
+    pool_size=args.pool_size,
+    test_size=args.test_size,
+    oracle="simulated",
+    output=args.output,
+    training=RoundTraining(
+        epochs=args.epochs,
+        min_steps=args.min_steps,
+        batch_size=BATCH_SIZE,
+        learning_rate=LEARNING_RATE,
+        supcon_weight=SUPCON_WEIGHT,
+        temperature=TEMPERATURE,
+        dropout_rates=DROPOUT_RATES,
+        warm_start=WARM_START,
+    ),
 )
 # Every arm (objective × acquisition × seed) writes its state after each round into <output>/arms/<arm>/, so running
 # the script again continues where it stopped; the last round's model of each arm is in <output>/arms/<arm>/model.
@@ -71,6 +95,11 @@ rows = run_active_learning(config)
 summary = summarize(rows)  # mean and std over seeds, per objective × acquisition × round
 print(f"{args.dataset}: test accuracy (%), mean ± std over {args.num_seeds} seed(s)\n\n{format_table(summary)}")
 results_path = Path(args.output) / "results.json"
-results_path.write_text(json.dumps({"paper": "SCALe (Chauhan et al.)", "config": config.to_json(),
-                                    "summary": summary, "rounds": rows}, indent=2, default=str))
+results_path.write_text(
+    json.dumps(
+        {"paper": "SCALe (Chauhan et al.)", "config": config.to_json(), "summary": summary, "rounds": rows},
+        indent=2,
+        default=str,
+    )
+)
 print(f"Models in {args.output}/arms/*/model (each with its classifier/); results in {results_path}")

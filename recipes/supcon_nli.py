@@ -45,8 +45,11 @@ EVAL_TASKS = ["sts", "transfer"]  # §4.3: STS (Table 2) and SentEval's transfer
 
 parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 parser.add_argument("--model", default=None, help="base model, a folder or Hub id (default all-MiniLM-L6-v2)")
-parser.add_argument("--dataset", default="snli-dev+snli-test", help="NLI pairs: snli-dev, snli-test (joined with +), "
-                    "a .tsv/.jsonl file or a Hub dataset id")
+parser.add_argument(
+    "--dataset",
+    default="snli-dev+snli-test",
+    help="NLI pairs: snli-dev, snli-test (joined with +), a .tsv/.jsonl file or a Hub dataset id",
+)
 parser.add_argument("--max-rows", type=int, default=None, help="read only the first N pairs")
 parser.add_argument("--supcon-weight", type=float, default=SUPCON_WEIGHT, help="λ: 0 = CE only, 1 = SupCon only")
 parser.add_argument("--max-steps", type=int, default=-1, help="stop after N steps (default: one epoch)")
@@ -64,25 +67,51 @@ base = SentenceTransformer(args.model or default_model())
 # unit vectors and CE would then distort the space; cosine similarities are the same without it.
 model = SentenceTransformer(modules=[module for module in base if not isinstance(module, Normalize)])
 classifier = NLIClassifier(model.get_embedding_dimension(), hidden_size=CLASSIFIER_HIDDEN_SIZE)
-loss = NLISupConLoss(model, classifier.to(model.device), supcon_weight=args.supcon_weight, temperature=TEMPERATURE,
-                     positives=POSITIVES, negatives=NEGATIVES)
-settings = TrainSettings(output_dir=str(output / "checkpoints"), batch_size=args.batch_size, epochs=EPOCHS,
-                         max_steps=args.max_steps, learning_rate=LEARNING_RATE, weight_decay=WEIGHT_DECAY,
-                         warmup_ratio=WARMUP_RATIO)
+loss = NLISupConLoss(
+    model,
+    classifier.to(model.device),
+    supcon_weight=args.supcon_weight,
+    temperature=TEMPERATURE,
+    positives=POSITIVES,
+    negatives=NEGATIVES,
+)
+settings = TrainSettings(
+    output_dir=str(output / "checkpoints"),
+    batch_size=args.batch_size,
+    epochs=EPOCHS,
+    max_steps=args.max_steps,
+    learning_rate=LEARNING_RATE,
+    weight_decay=WEIGHT_DECAY,
+    warmup_ratio=WARMUP_RATIO,
+)
 
 before = evaluate_model(model, args.eval_tasks, max_rows=args.eval_max_rows)
 # The sampler keeps every hypothesis of a premise in one batch, so each anchor meets its positives; the collator
 # tells the loss which rows share a premise.
-run = train(model, loss, pairs, settings, batch_sampler=PremiseGroupBatchSampler,
-            data_collator=PremiseGroupDataCollator(model.preprocess))
+run = train(
+    model,
+    loss,
+    pairs,
+    settings,
+    batch_sampler=PremiseGroupBatchSampler,
+    data_collator=PremiseGroupDataCollator(model.preprocess),
+)
 model.save(str(output))  # Transformer + Pooling: loads with SentenceTransformer(path), without this package
 loss.classifier.save(str(output / "nli_head"))  # the softmax head: st_contrastive.models.load_nli_classifier
 after = evaluate_model(model, args.eval_tasks, max_rows=args.eval_max_rows)
 
 print(format_comparison(before, after))
-results = {"paper": "Sentence Embeddings using Supervised Contrastive Learning (2021)",
-           "model": args.model or "all-MiniLM-L6-v2", "dataset": args.dataset, "pairs": len(pairs),
-           "supcon_weight": args.supcon_weight, "train": run.summary(), "anchors_seen": loss.anchors_seen,
-           "anchors_without_positive": loss.anchors_without_positive, "before": before, "after": after}
+results = {
+    "paper": "Sentence Embeddings using Supervised Contrastive Learning (2021)",
+    "model": args.model or "all-MiniLM-L6-v2",
+    "dataset": args.dataset,
+    "pairs": len(pairs),
+    "supcon_weight": args.supcon_weight,
+    "train": run.summary(),
+    "anchors_seen": loss.anchors_seen,
+    "anchors_without_positive": loss.anchors_without_positive,
+    "before": before,
+    "after": after,
+}
 (output / "results.json").write_text(json.dumps(results, indent=2, default=str))
 print(f"Saved {output} ({run.steps} steps in {run.seconds / 60:.1f} min); results in {output / 'results.json'}")

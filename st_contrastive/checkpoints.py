@@ -34,8 +34,11 @@ def write_manifest(checkpoint: str | Path) -> Path:
     """Record every file of ``checkpoint`` with its size; written last, atomically, so its presence means that the
     save finished."""
     checkpoint = Path(checkpoint)
-    files = {path.relative_to(checkpoint).as_posix(): path.stat().st_size for path in sorted(checkpoint.rglob("*"))
-             if path.is_file() and path.name != MANIFEST_NAME and not path.name.endswith(".tmp")}
+    files = {
+        path.relative_to(checkpoint).as_posix(): path.stat().st_size
+        for path in sorted(checkpoint.rglob("*"))
+        if path.is_file() and path.name != MANIFEST_NAME and not path.name.endswith(".tmp")
+    }
     temporary = checkpoint / (MANIFEST_NAME + ".tmp")
     temporary.write_text(json.dumps({"files": files}, indent=1))
     os.replace(temporary, checkpoint / MANIFEST_NAME)
@@ -124,25 +127,32 @@ def resolve_resume_point(value: str | Path, *, report_torn: bool = False) -> Pat
     path = Path(value)
     option = f"--resume-from-checkpoint {value}"
     if not path.is_dir():
-        raise CheckpointError(f"{option}: no such folder (pass a run's --output folder or one of its "
-                              "checkpoints/checkpoint-N)")
+        raise CheckpointError(
+            f"{option}: no such folder (pass a run's --output folder or one of its checkpoints/checkpoint-N)"
+        )
     if checkpoint_step(path) is not None or (path / TRAINER_STATE_NAME).exists():
         problem = torn_file(path)
         if problem:
             run = path.parent.parent if path.parent.name == CHECKPOINTS_FOLDER else path.parent
             fallback = latest_complete_checkpoint(run)
-            instead = (f"resume from the run folder {run} to take its last complete checkpoint ({fallback.name})"
-                       if fallback else "no complete checkpoint of this run is left: start over with --overwrite")
+            instead = (
+                f"resume from the run folder {run} to take its last complete checkpoint ({fallback.name})"
+                if fallback
+                else "no complete checkpoint of this run is left: start over with --overwrite"
+            )
             raise CheckpointError(f"{option}: torn checkpoint, {problem} (a save that was interrupted); {instead}")
         return path
     checkpoints = checkpoints_of(checkpoints_folder(path))
     if not checkpoints:
-        raise CheckpointError(f"{option}: no checkpoint-N folder in it (a run saves them every --save-steps, and "
-                              "when interrupted)")
+        raise CheckpointError(
+            f"{option}: no checkpoint-N folder in it (a run saves them every --save-steps, and when interrupted)"
+        )
     latest = latest_complete_checkpoint(path, report_torn=report_torn)
     if latest is None:
-        raise CheckpointError(f"{option}: every checkpoint in it is torn (e.g. {checkpoints[-1].name}: "
-                              f"{torn_file(checkpoints[-1])}); start over with --overwrite")
+        raise CheckpointError(
+            f"{option}: every checkpoint in it is torn (e.g. {checkpoints[-1].name}: "
+            f"{torn_file(checkpoints[-1])}); start over with --overwrite"
+        )
     return latest
 
 

@@ -47,13 +47,24 @@ COMMANDS = {
 
 # Commands that train with DDP under torchrun / accelerate launch (rank 0 evaluates and writes). The others run in
 # one process: evaluate and parse do not train, and the active-learning loop stops between rounds for a person.
-DISTRIBUTED_COMMANDS = ("declutr", "simcse", "supcon", "multiview", "pretrain-mlm", "declutr-ablation",
-                        "supcon-sweep", "chain")
+DISTRIBUTED_COMMANDS = (
+    "declutr",
+    "simcse",
+    "supcon",
+    "multiview",
+    "pretrain-mlm",
+    "declutr-ablation",
+    "supcon-sweep",
+    "chain",
+)
 
 
 def usage() -> str:
-    lines = ["usage: st-contrastive COMMAND [options] [--debug]   (st-contrastive COMMAND --help for its options)", "",
-             "commands:"]
+    lines = [
+        "usage: st-contrastive COMMAND [options] [--debug]   (st-contrastive COMMAND --help for its options)",
+        "",
+        "commands:",
+    ]
     lines += [f"  {name:<18}{summary}" for name, (_, summary) in COMMANDS.items()]
     lines += ["", "--debug (or ST_CONTRASTIVE_DEBUG=1) shows the traceback of an error instead of its one line."]
     return "\n".join(lines)
@@ -132,8 +143,10 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"st-contrastive: unknown command {argv[0]!r}\n\n{usage()}")
     run, _ = COMMANDS[argv[0]]
     if is_distributed() and argv[0] not in DISTRIBUTED_COMMANDS:
-        sys.exit(f"st-contrastive {argv[0]}: error: runs in one process; launch it without torchrun/accelerate "
-                 f"(these train on several: {', '.join(DISTRIBUTED_COMMANDS)})")
+        sys.exit(
+            f"st-contrastive {argv[0]}: error: runs in one process; launch it without torchrun/accelerate "
+            f"(these train on several: {', '.join(DISTRIBUTED_COMMANDS)})"
+        )
     # Every command reports as it goes (what it evaluates, how much data, where it saved) through logging.
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:

@@ -14,8 +14,11 @@ SHARED_CORPORA = {
     "both": ("corpus/docs.jsonl.gz", "corpus/books.jsonl.gz"),
 }
 SHARED_NLI = {"snli-dev": "nli/snli_dev.tsv.gz", "snli-test": "nli/snli_test.tsv.gz"}
-SHARED_TEXT_CLASSIFICATION = {"trec": "transfer/trec.tsv", "sst2": "transfer/sst2.tsv",  # train + test splits
-                              "sst5": "transfer/sst5.tsv"}
+SHARED_TEXT_CLASSIFICATION = {
+    "trec": "transfer/trec.tsv",
+    "sst2": "transfer/sst2.tsv",  # train + test splits
+    "sst5": "transfer/sst5.tsv",
+}
 
 
 def data_dir() -> Path:

@@ -36,8 +36,11 @@ def has_accelerator() -> bool:
     """Whether torch sees a GPU (CUDA, XPU or MPS); without one, training says ``use_cpu`` outright."""
     import torch
 
-    return (torch.cuda.is_available() or (hasattr(torch, "xpu") and torch.xpu.is_available())
-            or torch.backends.mps.is_available())
+    return (
+        torch.cuda.is_available()
+        or (hasattr(torch, "xpu") and torch.xpu.is_available())
+        or torch.backends.mps.is_available()
+    )
 
 
 def is_main_process() -> bool:

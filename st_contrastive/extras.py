@@ -14,8 +14,10 @@ class MissingExtra(ImportError, ValueError):
 
     def __init__(self, module: str, extra: str) -> None:
         self.extra = extra
-        super().__init__(f"needs the '{extra}' extra ({module} is not installed): "
-                         f'pip install "st-contrastive[{extra}]"', name=module)
+        super().__init__(
+            f"needs the '{extra}' extra ({module} is not installed): pip install \"st-contrastive[{extra}]\"",
+            name=module,
+        )
 
 
 def require_extra(module: str, extra: str) -> ModuleType:

@@ -26,11 +26,22 @@ EVALUATION = "evaluation"
 OUTPUT = "output and publishing"
 
 
-def option(default: Any = dataclasses.MISSING, *, help: str, group: str = MODEL_AND_DATA,
-           choices: Sequence | None = None, flag: str | None = None, metavar: str | None = None,
-           type: Callable | None = None, nargs: str | None = None, positional: bool = False,
-           const: Any = None, deprecated: Sequence[str] = (), off: str | None = None,
-           off_help: str | None = None) -> Any:
+def option(
+    default: Any = dataclasses.MISSING,
+    *,
+    help: str,
+    group: str = MODEL_AND_DATA,
+    choices: Sequence | None = None,
+    flag: str | None = None,
+    metavar: str | None = None,
+    type: Callable | None = None,
+    nargs: str | None = None,
+    positional: bool = False,
+    const: Any = None,
+    deprecated: Sequence[str] = (),
+    off: str | None = None,
+    off_help: str | None = None,
+) -> Any:
     """A dataclass field that is a command-line option ``--field-name`` (``flag`` to name it otherwise).
 
     ``help``, ``group``, ``choices``, ``metavar``, ``type`` and ``nargs`` are argparse's (type and nargs are read from
@@ -38,9 +49,20 @@ def option(default: Any = dataclasses.MISSING, *, help: str, group: str = MODEL_
     without one (``nargs="?"``); ``positional`` makes it an argument
     without a flag; ``deprecated`` lists old spellings that still work with a warning; ``off`` names a flag that
     sets the field to its empty value (``--no-eval`` for ``eval_tasks``). A list default is copied per instance."""
-    spec = {"help": help, "group": group, "choices": choices, "flag": flag, "metavar": metavar, "type": type,
-            "nargs": nargs, "const": const, "positional": positional, "deprecated": tuple(deprecated), "off": off,
-            "off_help": off_help}
+    spec = {
+        "help": help,
+        "group": group,
+        "choices": choices,
+        "flag": flag,
+        "metavar": metavar,
+        "type": type,
+        "nargs": nargs,
+        "const": const,
+        "positional": positional,
+        "deprecated": tuple(deprecated),
+        "off": off,
+        "off_help": off_help,
+    }
     if isinstance(default, list):
         return dataclasses.field(default_factory=lambda: list(default), metadata={"option": spec})
     return dataclasses.field(default=default, metadata={"option": spec})
@@ -153,13 +175,24 @@ def _add_option(group, field: dataclasses.Field, spec: dict, default, hint, help
     group.add_argument(flag_of(field), dest=field.name, **kwargs)
     replacement = flag_of(field)
     for old in spec["deprecated"]:
-        alias = dict(kwargs, help=argparse.SUPPRESS, default=argparse.SUPPRESS, replacement=replacement,
-                     action=_deprecated(kwargs.get("action", "store")))
+        alias = dict(
+            kwargs,
+            help=argparse.SUPPRESS,
+            default=argparse.SUPPRESS,
+            replacement=replacement,
+            action=_deprecated(kwargs.get("action", "store")),
+        )
         group.add_argument(old, dest=field.name, **alias)
     if spec["off"]:
         empty = [] if isinstance(default, list) else None
-        group.add_argument(spec["off"], dest=field.name, action="store_const", const=empty, default=argparse.SUPPRESS,
-                           help=spec["off_help"] or f"skip it (the same as an empty {replacement})")
+        group.add_argument(
+            spec["off"],
+            dest=field.name,
+            action="store_const",
+            const=empty,
+            default=argparse.SUPPRESS,
+            help=spec["off_help"] or f"skip it (the same as an empty {replacement})",
+        )
 
 
 def _argparse_kwargs(spec: dict, default, hint) -> dict:
@@ -170,8 +203,9 @@ def _argparse_kwargs(spec: dict, default, hint) -> dict:
         kwargs["required"] = True
     if base is bool and not is_list:
         # On by default: a flag of its own (--no-attention) switches it off, or else --NAME / --no-NAME both work.
-        kwargs["action"] = ("store_true" if default is not True else "store_false" if spec["flag"]
-                            else argparse.BooleanOptionalAction)
+        kwargs["action"] = (
+            "store_true" if default is not True else "store_false" if spec["flag"] else argparse.BooleanOptionalAction
+        )
         return kwargs
     kwargs["type"] = spec["type"] or (base if base in (int, float) else None)
     if kwargs["type"] is None:
@@ -197,8 +231,11 @@ def _base_type(hint) -> tuple[type | None, bool]:
     return hint if isinstance(hint, type) else None, False
 
 
-_STORE_ACTIONS = {"store": argparse._StoreAction, "store_true": argparse._StoreTrueAction,
-                  "store_false": argparse._StoreFalseAction}
+_STORE_ACTIONS = {
+    "store": argparse._StoreAction,
+    "store_true": argparse._StoreTrueAction,
+    "store_false": argparse._StoreFalseAction,
+}
 
 
 def _deprecated(action: str) -> type[argparse.Action]:
@@ -211,8 +248,11 @@ def _deprecated(action: str) -> type[argparse.Action]:
             self.replacement = replacement
 
         def __call__(self, parser, namespace, values, option_string=None):
-            print(f"{parser.prog}: warning: {option_string} is deprecated and will be removed in the next release; "
-                  f"use {self.replacement}", file=sys.stderr)
+            print(
+                f"{parser.prog}: warning: {option_string} is deprecated and will be removed in the next release; "
+                f"use {self.replacement}",
+                file=sys.stderr,
+            )
             super().__call__(parser, namespace, values, option_string)
 
     return Deprecated

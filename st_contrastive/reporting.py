@@ -67,7 +67,9 @@ def eval_curves(log_history: list[dict]) -> dict[str, list[list[float]]]:
 
 def plot_eval_curves(curves_by_run: dict[str, dict[str, list]], path: str | Path, title: str = "") -> Path | None:
     """One line per run and evaluator: the score logged during training against the step."""
-    lines = [(f"{run} {name}".strip(), points) for run, curves in curves_by_run.items() for name, points in curves.items()]
+    lines = [
+        (f"{run} {name}".strip(), points) for run, curves in curves_by_run.items() for name, points in curves.items()
+    ]
     plt = pyplot_or_none(path) if lines else None
     if plt is None:
         return None
@@ -113,8 +115,10 @@ def format_results_table(results: dict[str, dict]) -> str:
     lines = [header, rule]
     for name, r in results.items():
         if "pearson" in r:  # SentEval's SICK-R: Pearson r, with Spearman in the F1 column's place
-            lines.append(f"{name:<11}{'pearson':<10}{r['pearson']:>7.2f}{r['spearman']:>7.2f}{r['dev_pearson']:>7.2f}"
-                         f"{'':>7}{r['n']:>16}{r['seconds']:>8.1f}")
+            lines.append(
+                f"{name:<11}{'pearson':<10}{r['pearson']:>7.2f}{r['spearman']:>7.2f}{r['dev_pearson']:>7.2f}"
+                f"{'':>7}{r['n']:>16}{r['seconds']:>8.1f}"
+            )
             continue
         if "spearman" in r:
             lines.append(f"{name:<11}{'spearman':<10}{r['spearman']:>7.2f}{'':>21}{r['n']:>16}{r['seconds']:>8.1f}")

@@ -55,10 +55,11 @@ def resolve(symbol: PrivateSymbol) -> object:
     try:
         return getattr(importlib.import_module(symbol.module), symbol.name)
     except (ImportError, AttributeError) as error:
-        raise ImportError(f"st-contrastive needs {symbol.qualified_name}, which sentence-transformers "
-                          f"{installed_version()} does not have (checked against {CHECKED_VERSION}): "
-                          f"update st_contrastive/st_internals.py or install sentence-transformers=={CHECKED_VERSION}"
-                          ) from error
+        raise ImportError(
+            f"st-contrastive needs {symbol.qualified_name}, which sentence-transformers "
+            f"{installed_version()} does not have (checked against {CHECKED_VERSION}): "
+            f"update st_contrastive/st_internals.py or install sentence-transformers=={CHECKED_VERSION}"
+        ) from error
 
 
 create_minibatch = resolve(CREATE_MINIBATCH)

@@ -72,8 +72,9 @@ def fixed_wordpiece_tokenizer(texts: list[str], vocab_size: int):
     known = set(vocabulary)
     words = [word for word, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0])) if word not in known]
     vocabulary += words[: vocab_size - len(vocabulary)]
-    return BertTokenizerFast(vocab={token: i for i, token in enumerate(vocabulary)}, do_lower_case=True,
-                             model_max_length=512)
+    return BertTokenizerFast(
+        vocab={token: i for i, token in enumerate(vocabulary)}, do_lower_case=True, model_max_length=512
+    )
 
 
 @pytest.fixture(scope="session")
@@ -145,8 +146,10 @@ def parsed_books(tmp_path_factory) -> str:
     with FileLock(str(folder / "parsing.lock")):
         if not output.exists():
             corpus = folder / "books.jsonl.gz"
-            with gzip.open(data_file("corpus/books.jsonl.gz"), "rt", encoding="utf-8") as f, \
-                    gzip.open(corpus, "wt", encoding="utf-8") as out:
+            with (
+                gzip.open(data_file("corpus/books.jsonl.gz"), "rt", encoding="utf-8") as f,
+                gzip.open(corpus, "wt", encoding="utf-8") as out,
+            ):
                 for line in itertools.islice(f, 2):
                     out.write(line)
             parse_corpus(corpus, output, make_parser("spacy"))
@@ -193,6 +196,7 @@ def host_reads(monkeypatch):
                 if started[0] and "st_contrastive" in frame.f_code.co_filename:
                     found.append(f"{name} in {frame.f_code.co_filename}:{frame.f_lineno}")
                 return original(self, *args, **kwargs)
+
             return read
 
         hook = encoder.register_forward_pre_hook(lambda *_: started.__setitem__(0, True)) if encoder else None

@@ -40,24 +40,67 @@ CAPS: dict[str, dict[str, int]] = {
     "simcse": TRAINING | DOCUMENTS | {"--max-sentences": 64},
     "supcon": TRAINING | {"--max-rows": 64, "--batch-size": 16, "--mini-batch-size": 8},
     "supcon-sweep": {"--max-steps": 2, "--batch-size": 16, "--max-rows": 64, "--eval-max-rows": 40},
-    "chain": {"--declutr-steps": 2, "--supcon-steps": 2, "--batch-size": 4, "--eval-max-rows": 40,
-              "--max-span-length": 64} | DOCUMENTS,
-    "pretrain-mlm": {"--max-steps": 2, "--batch-size": 4, "--max-rows": 8, "--vocab-size": 2000,
-                     "--hidden-size": 64, "--num-layers": 1, "--num-heads": 2, "--eval-blocks": 4, "--save-steps": 2},
-    "multiview": {"--max-steps": 2, "--batch-size": 40, "--max-rows": 2, "--max-sentences": 200,
-                  "--eval-max-rows": 40, "--dim": 32, "--word-dim": 32, "--vocab-size": 2000},
+    "chain": {
+        "--declutr-steps": 2,
+        "--supcon-steps": 2,
+        "--batch-size": 4,
+        "--eval-max-rows": 40,
+        "--max-span-length": 64,
+    }
+    | DOCUMENTS,
+    "pretrain-mlm": {
+        "--max-steps": 2,
+        "--batch-size": 4,
+        "--max-rows": 8,
+        "--vocab-size": 2000,
+        "--hidden-size": 64,
+        "--num-layers": 1,
+        "--num-heads": 2,
+        "--eval-blocks": 4,
+        "--save-steps": 2,
+    },
+    "multiview": {
+        "--max-steps": 2,
+        "--batch-size": 40,
+        "--max-rows": 2,
+        "--max-sentences": 200,
+        "--eval-max-rows": 40,
+        "--dim": 32,
+        "--word-dim": 32,
+        "--vocab-size": 2000,
+    },
     # 1 % of 600 rows is 6 labels (SetFit needs two of one class for a positive pair). One round of the simulated
     # oracle; a person's file (12 unlabelled rows) still gets a round of queries, so acquisition runs too.
-    "active": {"--num-seeds": 1, "--pool-size": 600, "--budget": 0.01, "--test-size": 40, "--epochs": 1, "--min-steps": 2},
+    "active": {
+        "--num-seeds": 1,
+        "--pool-size": 600,
+        "--budget": 0.01,
+        "--test-size": 40,
+        "--epochs": 1,
+        "--min-steps": 2,
+    },
     "evaluate": {"--eval-max-rows": 40},
     "parse": {"--max-rows": 2},
     # The paper scripts take only the options a reader would change; each of these is one of them.
     "recipes/declutr.py": TRAINING | DOCUMENTS | {"--max-span-length": 64},
     "recipes/supcon_nli.py": TRAINING | {"--max-rows": 64, "--batch-size": 16},
-    "recipes/multiview.py": {"--max-steps": 2, "--batch-size": 40, "--max-rows": 2, "--max-sentences": 200,
-                             "--eval-max-rows": 40, "--dim": 32, "--word-dim": 32},
-    "recipes/scale_active_learning.py": {"--num-seeds": 1, "--pool-size": 600, "--budget": 0.01, "--test-size": 40,
-                                         "--epochs": 1, "--min-steps": 2},
+    "recipes/multiview.py": {
+        "--max-steps": 2,
+        "--batch-size": 40,
+        "--max-rows": 2,
+        "--max-sentences": 200,
+        "--eval-max-rows": 40,
+        "--dim": 32,
+        "--word-dim": 32,
+    },
+    "recipes/scale_active_learning.py": {
+        "--num-seeds": 1,
+        "--pool-size": 600,
+        "--budget": 0.01,
+        "--test-size": 40,
+        "--epochs": 1,
+        "--min-steps": 2,
+    },
 }
 # Options whose cap stands only when the command already gives them (appending them would change what it does).
 ONLY_LOWERED = {"--mini-batch-size", "--max-span-length"}
@@ -102,8 +145,15 @@ def examples(paths: list[Path] | None = None) -> list[Example]:
             end = next(k for k in range(number + 1, len(lines)) if lines[k].startswith("```"))
             markup = MARKUP.match(lines[number - 1]) if number else None
             if opening.group(1) in ("bash", "python"):
-                found.append(Example(path, number + 1, opening.group(1), "\n".join(lines[number + 1:end]),
-                                     parse_markup(markup.group(1)) if markup else {}))
+                found.append(
+                    Example(
+                        path,
+                        number + 1,
+                        opening.group(1),
+                        "\n".join(lines[number + 1 : end]),
+                        parse_markup(markup.group(1)) if markup else {},
+                    )
+                )
             elif markup:
                 raise ValueError(f"{path.name}:{number}: example markup on a ```{opening.group(1)} block")
             number = end + 1

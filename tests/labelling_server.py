@@ -25,9 +25,22 @@ class Server:
         self.start()
 
     def start(self) -> None:
-        self.process = subprocess.Popen([sys.executable, "-m", "st_contrastive.cli", "label", self.run_dir, "--port",
-                                         str(self.port), "--annotator", "ana"], stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, text=True)
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "st_contrastive.cli",
+                "label",
+                self.run_dir,
+                "--port",
+                str(self.port),
+                "--annotator",
+                "ana",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             assert self.process.poll() is None, self.process.stdout.read()
@@ -44,8 +57,11 @@ class Server:
     def label_current(self) -> dict:
         status = self.status()
         item = status["item"]
-        response = httpx.post(self.url + "api/label", timeout=30,
-                              json={"round": status["round"], "id": item["id"], "label": self.gold[item["text"]]})
+        response = httpx.post(
+            self.url + "api/label",
+            timeout=30,
+            json={"round": status["round"], "id": item["id"], "label": self.gold[item["text"]]},
+        )
         assert response.status_code == 200, response.text
         return item
 

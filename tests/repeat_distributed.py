@@ -38,16 +38,23 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     log_dir = Path(args.log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
-    spinners = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(os.cpu_count() or 1)] if args.load else []
+    spinners = (
+        [multiprocessing.Process(target=_spin, daemon=True) for _ in range(os.cpu_count() or 1)] if args.load else []
+    )
     for spinner in spinners:
         spinner.start()
     failed_rounds = 0
     try:
         for round_ in range(1, args.rounds + 1):
             start = time.perf_counter()
-            done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args.tests],
-                                  cwd=ROOT, env=os.environ | {"HF_HUB_OFFLINE": "1"}, capture_output=True, text=True,
-                                  check=False)
+            done = subprocess.run(
+                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args.tests],
+                cwd=ROOT,
+                env=os.environ | {"HF_HUB_OFFLINE": "1"},
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             summary = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else f"exit {done.returncode}"
             if done.returncode != 0:
                 failed_rounds += 1

@@ -4,21 +4,39 @@ and the person who labels the queries of an active-learning round."""
 import csv
 
 SUPPORT = {
-    "billing": ["I was charged twice this month", "Please refund my last invoice", "My card was billed too much",
-                "Why did my subscription price go up", "Cancel the extra charge on my account",
-                "The invoice shows a fee I never agreed to"],
-    "bug": ["The app crashes when I open settings", "Saving a file gives error 500", "The export button does nothing",
-            "Login page freezes after the update", "Images fail to load on the dashboard",
-            "Search returns the wrong results since Monday"],
-    "question": ["How do I change my password", "Can I add a second user to my plan", "Where is the API key",
-                 "Is there a dark mode", "What file types can I upload", "Do you offer a student discount"],
+    "billing": [
+        "I was charged twice this month",
+        "Please refund my last invoice",
+        "My card was billed too much",
+        "Why did my subscription price go up",
+        "Cancel the extra charge on my account",
+        "The invoice shows a fee I never agreed to",
+    ],
+    "bug": [
+        "The app crashes when I open settings",
+        "Saving a file gives error 500",
+        "The export button does nothing",
+        "Login page freezes after the update",
+        "Images fail to load on the dashboard",
+        "Search returns the wrong results since Monday",
+    ],
+    "question": [
+        "How do I change my password",
+        "Can I add a second user to my plan",
+        "Where is the API key",
+        "Is there a dark mode",
+        "What file types can I upload",
+        "Do you offer a student discount",
+    ],
 }
 
 
 # Two labelled tickets per class that a user keeps aside to measure the model on (the file's "test" split).
-HELD_OUT = {"billing": ["I got billed for a plan I cancelled", "Refund the double payment please"],
-            "bug": ["The page goes blank when I click save", "Uploads stop at 99 percent"],
-            "question": ["How do I invite my team", "Can I pay yearly instead"]}
+HELD_OUT = {
+    "billing": ["I got billed for a plan I cancelled", "Refund the double payment please"],
+    "bug": ["The page goes blank when I click save", "Uploads stop at 99 percent"],
+    "question": ["How do I invite my team", "Can I pay yearly instead"],
+}
 
 
 def write_support_csv(path, labelled_per_class: int, held_out: bool = False):
@@ -28,8 +46,10 @@ def write_support_csv(path, labelled_per_class: int, held_out: bool = False):
         writer = csv.writer(f)
         writer.writerow(["text", "label", "split"] if held_out else ["text", "label"])
         for label, texts in SUPPORT.items():
-            writer.writerows([text, label if k < labelled_per_class else ""] + (["train"] if held_out else [])
-                             for k, text in enumerate(texts))
+            writer.writerows(
+                [text, label if k < labelled_per_class else ""] + (["train"] if held_out else [])
+                for k, text in enumerate(texts)
+            )
         if held_out:
             writer.writerows([text, label, "test"] for label, texts in HELD_OUT.items() for text in texts)
 
@@ -60,9 +80,31 @@ def start_human_run(folder, model) -> str:
     model.save(str(folder / "base"))
     write_support_csv(folder / "tickets.csv", labelled_per_class=2, held_out=True)
     output = folder / "run"
-    cli_main(["active", "--dataset", str(folder / "tickets.csv"), "--model", str(folder / "base"), "--objective",
-              "ce", "--oracle", "human", "--step", "0.25", "--budget", "0.5", "--epochs", "1", "--min-steps", "2",
-              "--batch-size", "4", "--output", str(output)])
+    cli_main(
+        [
+            "active",
+            "--dataset",
+            str(folder / "tickets.csv"),
+            "--model",
+            str(folder / "base"),
+            "--objective",
+            "ce",
+            "--oracle",
+            "human",
+            "--step",
+            "0.25",
+            "--budget",
+            "0.5",
+            "--epochs",
+            "1",
+            "--min-steps",
+            "2",
+            "--batch-size",
+            "4",
+            "--output",
+            str(output),
+        ]
+    )
     return str(output)
 
 

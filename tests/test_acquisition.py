@@ -59,8 +59,9 @@ def test_bald_prefers_disagreeing_dropout_samples_where_entropy_sees_a_tie():
 def test_coreset_is_k_center_greedy_from_the_labelled_rows():
     angles = np.radians([0, 10, 90, 180, 170])  # row 0 labelled; the rest on the unit circle
     embeddings = np.stack([np.cos(angles), np.sin(angles)], axis=1)
-    picked = acquire("coreset", fixed_model(np.full((5, 2), 0.5), embeddings=embeddings), [1, 2, 3, 4], [0], [0],
-                     n=2, seed=0)
+    picked = acquire(
+        "coreset", fixed_model(np.full((5, 2), 0.5), embeddings=embeddings), [1, 2, 3, 4], [0], [0], n=2, seed=0
+    )
     assert picked.ids == [3, 2]  # farthest from 0° is 180°; then 90° is 90° from both centres
 
 
@@ -77,14 +78,31 @@ def test_bad_requests_are_refused():
         acquire("entropy", fixed_model(), [A, B], [], [], n=3, seed=0)
     with pytest.raises(ValueError, match="unknown acquisition 'badge'"):
         acquire("badge", fixed_model(), [A, B], [], [], n=1, seed=0)
-    assert set(ACQUISITIONS) == {"random", "entropy", "least-confidence", "margin", "bald", "coreset",
-                                 "balanced-entropy", "kmeans"}
+    assert set(ACQUISITIONS) == {
+        "random",
+        "entropy",
+        "least-confidence",
+        "margin",
+        "bald",
+        "coreset",
+        "balanced-entropy",
+        "kmeans",
+    }
 
 
 def test_balanced_entropy_spreads_picks_over_the_predicted_classes_the_labelled_set_lacks():
     # Rows 0-3 are predicted class 0 (the most uncertain rows), 4-5 class 1, 6 class 2; two labels of class 0 exist.
-    proba = np.array([[0.4, 0.3, 0.3], [0.45, 0.3, 0.25], [0.5, 0.25, 0.25], [0.6, 0.2, 0.2],
-                      [0.1, 0.8, 0.1], [0.2, 0.7, 0.1], [0.05, 0.05, 0.9]])
+    proba = np.array(
+        [
+            [0.4, 0.3, 0.3],
+            [0.45, 0.3, 0.25],
+            [0.5, 0.25, 0.25],
+            [0.6, 0.2, 0.2],
+            [0.1, 0.8, 0.1],
+            [0.2, 0.7, 0.1],
+            [0.05, 0.05, 0.9],
+        ]
+    )
     unlabelled = list(range(7))
     assert acquire("entropy", fixed_model(proba), unlabelled, [], [], n=3, seed=0).ids == [0, 1, 2]
     picked = acquire("balanced-entropy", fixed_model(proba), unlabelled, [7, 8], [0, 0], n=4, seed=0)

@@ -19,13 +19,36 @@ from st_contrastive.data.text_classification import load_text_classification
 from st_contrastive.models import LabelClassifier
 
 QUESTIONS = {
-    "HUM": ["Who wrote Hamlet ?", "Who painted the Mona Lisa ?", "Who invented the telephone ?",
-            "Who was the first president ?", "Who discovered penicillin ?", "Who sang Thriller ?",
-            "Who built the pyramids ?", "Who founded Rome ?"],
-    "LOC": ["Where is Lima ?", "Where is the Eiffel Tower ?", "Where do kangaroos live ?", "Where is Everest ?",
-            "Where is the Nile ?", "Where was Mozart born ?", "Where is Tokyo ?", "Where is Mount Fuji ?"],
-    "NUM": ["How far is the moon ?", "How many legs has a spider ?", "How old is the sun ?", "How tall is Everest ?",
-            "How many days in a year ?", "How deep is the ocean ?", "How long is the Nile ?", "How fast is light ?"],
+    "HUM": [
+        "Who wrote Hamlet ?",
+        "Who painted the Mona Lisa ?",
+        "Who invented the telephone ?",
+        "Who was the first president ?",
+        "Who discovered penicillin ?",
+        "Who sang Thriller ?",
+        "Who built the pyramids ?",
+        "Who founded Rome ?",
+    ],
+    "LOC": [
+        "Where is Lima ?",
+        "Where is the Eiffel Tower ?",
+        "Where do kangaroos live ?",
+        "Where is Everest ?",
+        "Where is the Nile ?",
+        "Where was Mozart born ?",
+        "Where is Tokyo ?",
+        "Where is Mount Fuji ?",
+    ],
+    "NUM": [
+        "How far is the moon ?",
+        "How many legs has a spider ?",
+        "How old is the sun ?",
+        "How tall is Everest ?",
+        "How many days in a year ?",
+        "How deep is the ocean ?",
+        "How long is the Nile ?",
+        "How fast is light ?",
+    ],
 }
 
 
@@ -60,9 +83,18 @@ def base_model(tiny_model, tmp_path):
 
 
 def config(dataset, model, output, **overrides) -> ActiveLearningConfig:
-    values = {"dataset": dataset, "model": model, "objectives": ["ce"], "acquisitions": ["entropy"], "num_seeds": 1,
-              "initial": 0.25, "step": 0.25, "budget": 0.75, "output": str(output),
-              "training": RoundTraining(epochs=1, min_steps=2, batch_size=4)}
+    values = {
+        "dataset": dataset,
+        "model": model,
+        "objectives": ["ce"],
+        "acquisitions": ["entropy"],
+        "num_seeds": 1,
+        "initial": 0.25,
+        "step": 0.25,
+        "budget": 0.75,
+        "output": str(output),
+        "training": RoundTraining(epochs=1, min_steps=2, batch_size=4),
+    }
     return ActiveLearningConfig(**(values | overrides))
 
 
@@ -96,15 +128,22 @@ def test_human_oracle_round_trip_through_the_file(unlabelled_csv, base_model, tm
     assert len(head.predict(model.encode(["Who is there ?"]))) == 1
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    (lambda rows: [rows[0] | {"label": "PERSON"}, *rows[1:]], r"line 2: unknown label 'PERSON'"),
-    (lambda rows: [*rows, rows[0]], r"line 8: row id \d+ appears twice"),
-    (lambda rows: [r | {"round": "3"} for r in rows], r"line 2: round '3', but the run waits for the labels of round 1"),
-    (lambda rows: rows[:-1], r"row id \d+ \(queried in round 1\) is missing"),
-    (lambda rows: [rows[0] | {"id": "999"}, *rows[1:]], r"line 2: row id 999 was not queried in round 1"),
-])
-def test_bad_label_files_are_refused_naming_the_row_and_the_state_is_untouched(unlabelled_csv, base_model, tmp_path,
-                                                                               change, message):
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda rows: [rows[0] | {"label": "PERSON"}, *rows[1:]], r"line 2: unknown label 'PERSON'"),
+        (lambda rows: [*rows, rows[0]], r"line 8: row id \d+ appears twice"),
+        (
+            lambda rows: [r | {"round": "3"} for r in rows],
+            r"line 2: round '3', but the run waits for the labels of round 1",
+        ),
+        (lambda rows: rows[:-1], r"row id \d+ \(queried in round 1\) is missing"),
+        (lambda rows: [rows[0] | {"id": "999"}, *rows[1:]], r"line 2: row id 999 was not queried in round 1"),
+    ],
+)
+def test_bad_label_files_are_refused_naming_the_row_and_the_state_is_untouched(
+    unlabelled_csv, base_model, tmp_path, change, message
+):
     run = config(unlabelled_csv, base_model, tmp_path / "run", oracle="human")
     for round_number in range(2):
         with pytest.raises(AwaitingLabels) as waiting:
@@ -126,12 +165,41 @@ def test_bad_label_files_are_refused_naming_the_row_and_the_state_is_untouched(u
 
 def test_the_command_line_refuses_a_bad_label_file_in_one_line(unlabelled_csv, base_model, tmp_path, capsys):
     output = tmp_path / "run"
-    cli_main(["active", "--dataset", unlabelled_csv, "--model", base_model, "--objective", "ce", "--num-seeds", "1",
-              "--oracle", "human", "--initial", "0.25", "--step", "0.25", "--budget", "0.5", "--output", str(output),
-              "--epochs", "1", "--min-steps", "2", "--batch-size", "4"])
+    cli_main(
+        [
+            "active",
+            "--dataset",
+            unlabelled_csv,
+            "--model",
+            base_model,
+            "--objective",
+            "ce",
+            "--num-seeds",
+            "1",
+            "--oracle",
+            "human",
+            "--initial",
+            "0.25",
+            "--step",
+            "0.25",
+            "--budget",
+            "0.5",
+            "--output",
+            str(output),
+            "--epochs",
+            "1",
+            "--min-steps",
+            "2",
+            "--batch-size",
+            "4",
+        ]
+    )
     assert "st-contrastive active --resume-from-checkpoint" in capsys.readouterr().out
-    fill(output / "arms" / "ce-kmeans-seed0" / "queries-round-000.csv", GOLD,
-         lambda rows: [rows[0] | {"label": "nope"}, *rows[1:]])
+    fill(
+        output / "arms" / "ce-kmeans-seed0" / "queries-round-000.csv",
+        GOLD,
+        lambda rows: [rows[0] | {"label": "nope"}, *rows[1:]],
+    )
     with pytest.raises(SystemExit) as exit_info:
         cli_main(["active", "--resume-from-checkpoint", str(output)])
     assert str(exit_info.value).count("\n") == 0 and "line 2: unknown label 'nope'" in str(exit_info.value)
@@ -142,9 +210,35 @@ def test_labelled_by_hand_then_published_with_its_head(unlabelled_csv, base_mode
     was trained on and scored, and shows how to load the classifier head."""
     output = tmp_path / "run"
     arm = output / "arms" / "ce-kmeans-seed0"
-    cli_main(["active", "--dataset", unlabelled_csv, "--model", base_model, "--objective", "ce", "--num-seeds", "1",
-              "--oracle", "human", "--initial", "0.25", "--step", "0.25", "--budget", "0.5", "--output", str(output),
-              "--epochs", "1", "--min-steps", "2", "--batch-size", "4"])
+    cli_main(
+        [
+            "active",
+            "--dataset",
+            unlabelled_csv,
+            "--model",
+            base_model,
+            "--objective",
+            "ce",
+            "--num-seeds",
+            "1",
+            "--oracle",
+            "human",
+            "--initial",
+            "0.25",
+            "--step",
+            "0.25",
+            "--budget",
+            "0.5",
+            "--output",
+            str(output),
+            "--epochs",
+            "1",
+            "--min-steps",
+            "2",
+            "--batch-size",
+            "4",
+        ]
+    )
     fill(arm / "queries-round-000.csv", GOLD)
     # Trains round 0, asks again.
     cli_main(["active", "--resume-from-checkpoint", str(output), "--push-to-hub", "me/questions"])
@@ -154,7 +248,8 @@ def test_labelled_by_hand_then_published_with_its_head(unlabelled_csv, base_mode
     card = ModelCard.load(arm / "model" / "README.md")
     assert card.data.model_name == "ce-kmeans-seed0" and "loss:SCALeLoss" in card.data.tags
     assert [(r.dataset_name, r.metric_type, r.metric_value) for r in card.data.eval_results] == [
-        ("questions test", "accuracy", round_zero["accuracy"])]
+        ("questions test", "accuracy", round_zero["accuracy"])
+    ]
     assert "sentence_transformers_model_id" not in card.text and "SCALe active learning" in card.text
     fill(arm / "queries-round-001.csv", GOLD)
     cli_main(["active", "--resume-from-checkpoint", str(output), "--push-to-hub", "me/questions"])
@@ -163,7 +258,9 @@ def test_labelled_by_hand_then_published_with_its_head(unlabelled_csv, base_mode
     assert fake_hub["created"][0] == "me/questions" and {"classifier", "modules.json"} <= set(fake_hub["uploaded"])
     assert results["config"]["labelled"] == last_round["labelled"] == 12
     assert "12 labelled rows of" in card and "of a 24-row pool), chosen by kmeans acquisition over 2 rounds" in card
-    assert f"| questions test |  | {last_round['accuracy']:.2f} |  |" in card and "12 labelled rows of `questions`" in card
+    assert (
+        f"| questions test |  | {last_round['accuracy']:.2f} |  |" in card and "12 labelled rows of `questions`" in card
+    )
     assert 'LabelClassifier.load("me/questions", subfolder="classifier")' in card and "['HUM', 'LOC', 'NUM']" in card
     assert '"objective": "ce"' in card and "chauhan2022scale" in card
     assert card == (arm / "model" / "README.md").read_text()  # the folder's card, rewritten for the repository
@@ -171,8 +268,24 @@ def test_labelled_by_hand_then_published_with_its_head(unlabelled_csv, base_mode
 
 def test_push_to_hub_of_several_arms_is_refused_before_any_work(dataset_csv, base_model, tmp_path):
     with pytest.raises(SystemExit) as exit_info:
-        cli_main(["active", "--dataset", dataset_csv, "--model", base_model, "--objective", "ce", "supcon-ce",
-                  "--num-seeds", "1", "--output", str(tmp_path / "run"), "--push-to-hub", "me/questions"])
+        cli_main(
+            [
+                "active",
+                "--dataset",
+                dataset_csv,
+                "--model",
+                base_model,
+                "--objective",
+                "ce",
+                "supcon-ce",
+                "--num-seeds",
+                "1",
+                "--output",
+                str(tmp_path / "run"),
+                "--push-to-hub",
+                "me/questions",
+            ]
+        )
     assert "--push-to-hub publishes one model and this run has 2 arms" in str(exit_info.value)
     assert str(exit_info.value).count("\n") == 0 and not (tmp_path / "run").exists()
 
@@ -209,12 +322,21 @@ def test_another_experiment_in_the_same_folder_is_refused(dataset_csv, base_mode
 
 
 def test_setfit_reference_and_siamese_arms_train_on_the_same_labelled_sets(dataset_csv, base_model, tmp_path):
-    run = config(dataset_csv, base_model, tmp_path / "run", objectives=["siamese", "supcon-ce"],
-                 acquisitions=["random"], budget=0.5, references=["setfit"])
+    run = config(
+        dataset_csv,
+        base_model,
+        tmp_path / "run",
+        objectives=["siamese", "supcon-ce"],
+        acquisitions=["random"],
+        budget=0.5,
+        references=["setfit"],
+    )
     rows = loop_module.run_active_learning(run, progress=False)
     assert {r["objective"] for r in rows} == {"siamese", "supcon-ce", "setfit"}
-    arms = {name: ArmState.load(tmp_path / "run" / "arms" / f"{name}-random-seed0")
-            for name in ("siamese", "supcon-ce", "setfit")}
+    arms = {
+        name: ArmState.load(tmp_path / "run" / "arms" / f"{name}-random-seed0")
+        for name in ("siamese", "supcon-ce", "setfit")
+    }
     for round_number in range(2):  # random acquisition does not depend on the model: one labelled set per round
         sets = [list(arm.labelled_at(round_number).items()) for arm in arms.values()]
         assert sets[0] == sets[1] == sets[2]
@@ -223,8 +345,12 @@ def test_setfit_reference_and_siamese_arms_train_on_the_same_labelled_sets(datas
     table = paths["table"].read_text()
     assert "| setfit | random |" in table and "| supcon-ce | random |" in table
     # Each arm's model states the loss it was trained with, which its card names.
-    names = {name: json.loads((tmp_path / "run" / "arms" / f"{name}-random-seed0" / "model" / "results.json")
-                              .read_text())["train"]["loss_name"] for name in ("siamese", "supcon-ce")}
+    names = {
+        name: json.loads((tmp_path / "run" / "arms" / f"{name}-random-seed0" / "model" / "results.json").read_text())[
+            "train"
+        ]["loss_name"]
+        for name in ("siamese", "supcon-ce")
+    }
     assert names == {"siamese": "CosineSimilarityLoss", "supcon-ce": "SCALeLoss"}
 
 
@@ -250,8 +376,20 @@ def test_siamese_pairs_follow_the_labels():
 
 
 def test_summary_is_mean_and_std_over_seeds(tmp_path):
-    rows = [{"objective": "ce", "acquisition": "random", "seed": s, "round": 0, "labelled": 10, "percent": 1.0,
-             "accuracy": acc, "train_seconds": 2.0, "acquire_seconds": 1.0} for s, acc in enumerate([50.0, 60.0, 70.0])]
+    rows = [
+        {
+            "objective": "ce",
+            "acquisition": "random",
+            "seed": s,
+            "round": 0,
+            "labelled": 10,
+            "percent": 1.0,
+            "accuracy": acc,
+            "train_seconds": 2.0,
+            "acquire_seconds": 1.0,
+        }
+        for s, acc in enumerate([50.0, 60.0, 70.0])
+    ]
     (summary,) = summarize(rows)
     assert summary["accuracy_mean"] == pytest.approx(np.mean([50, 60, 70]), abs=0.01)
     assert summary["accuracy_std"] == pytest.approx(np.std([50, 60, 70]), abs=0.01)
@@ -333,27 +471,52 @@ def test_the_readme_human_oracle_command_runs_as_written(tmp_path, monkeypatch, 
     assert json.loads((tmp_path / "runs" / "mine" / "config.json").read_text())["num_seeds"] == 1
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    (["--num-seeds", "3"], "--num-seeds 3: --oracle human labels for one arm"),
-    (["--objective", "ce", "supcon-ce"], "--objective ce supcon-ce: --oracle human labels for one arm"),
-    (["--acquisition", "random", "entropy"], "--acquisition random entropy: --oracle human labels for one arm"),
-    (["--reference", "setfit"], "--reference setfit compares arms on gold labels"),
-])
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--num-seeds", "3"], "--num-seeds 3: --oracle human labels for one arm"),
+        (["--objective", "ce", "supcon-ce"], "--objective ce supcon-ce: --oracle human labels for one arm"),
+        (["--acquisition", "random", "entropy"], "--acquisition random entropy: --oracle human labels for one arm"),
+        (["--reference", "setfit"], "--reference setfit compares arms on gold labels"),
+    ],
+)
 def test_human_oracle_refuses_a_second_arm_in_one_line(tmp_path, options, message):
     write_support_csv(tmp_path / "my_texts.csv", labelled_per_class=0)
     with pytest.raises(SystemExit) as exit_info:
-        cli_main(["active", "--dataset", str(tmp_path / "my_texts.csv"), "--oracle", "human",
-                  "--output", str(tmp_path / "run"), *options])
+        cli_main(
+            [
+                "active",
+                "--dataset",
+                str(tmp_path / "my_texts.csv"),
+                "--oracle",
+                "human",
+                "--output",
+                str(tmp_path / "run"),
+                *options,
+            ]
+        )
     assert message in str(exit_info.value) and str(exit_info.value).count("\n") == 0
     assert not (tmp_path / "run").exists()
 
 
 def test_human_oracle_refuses_a_file_with_nothing_left_to_label(tmp_path):
     write_support_csv(tmp_path / "my_texts.csv", labelled_per_class=6)
-    with pytest.raises(SystemExit, match=r"my_texts.csv: every train row has a label, nothing to query with "
-                                         r"--oracle human"):
-        cli_main(["active", "--dataset", str(tmp_path / "my_texts.csv"), "--oracle", "human",
-                  "--output", str(tmp_path / "run")])
+    with pytest.raises(
+        SystemExit,
+        match=r"my_texts.csv: every train row has a label, nothing to query with "
+        r"--oracle human",
+    ):
+        cli_main(
+            [
+                "active",
+                "--dataset",
+                str(tmp_path / "my_texts.csv"),
+                "--oracle",
+                "human",
+                "--output",
+                str(tmp_path / "run"),
+            ]
+        )
 
 
 def test_labels_in_the_users_file_are_the_first_labelled_set(tmp_path, base_model, capsys):
@@ -364,9 +527,29 @@ def test_labels_in_the_users_file_are_the_first_labelled_set(tmp_path, base_mode
     given = {i: label for i, label in enumerate(data.train_labels) if label is not None}
     output = tmp_path / "run"
     arm = output / "arms" / "ce-kmeans-seed0"
-    command = ["active", "--dataset", str(path), "--model", base_model, "--objective", "ce", "--oracle", "human",
-               "--step", "0.25", "--budget", "0.5", "--output", str(output), "--epochs", "1", "--min-steps", "2",
-               "--batch-size", "4"]
+    command = [
+        "active",
+        "--dataset",
+        str(path),
+        "--model",
+        base_model,
+        "--objective",
+        "ce",
+        "--oracle",
+        "human",
+        "--step",
+        "0.25",
+        "--budget",
+        "0.5",
+        "--output",
+        str(output),
+        "--epochs",
+        "1",
+        "--min-steps",
+        "2",
+        "--batch-size",
+        "4",
+    ]
     cli_main(command)
     out = capsys.readouterr().out
     assert "Found 6 labelled rows in my_texts.csv: round 0 trains on them; the 12 unlabelled rows are the pool" in out
@@ -413,10 +596,22 @@ def test_reference_arms_and_equal_compute_arms_on_a_trec_slice(base_model, tmp_p
     from st_contrastive.active.setfit_reference import SETFIT_PAIR_ITERATIONS
 
     training = RoundTraining(epochs=1, min_steps=2, batch_size=4)
-    run = ActiveLearningConfig(dataset="trec", model=base_model, objectives=["supcon-ce", "ce"],
-                               acquisitions=["entropy"], num_seeds=1, pool_size=20, test_size=20, initial=0.25, step=0.25,
-                               budget=0.5, references=["setfit", "setfit-defaults", "logreg"], equal_compute=True,
-                               output=str(tmp_path / "run"), training=training)
+    run = ActiveLearningConfig(
+        dataset="trec",
+        model=base_model,
+        objectives=["supcon-ce", "ce"],
+        acquisitions=["entropy"],
+        num_seeds=1,
+        pool_size=20,
+        test_size=20,
+        initial=0.25,
+        step=0.25,
+        budget=0.5,
+        references=["setfit", "setfit-defaults", "logreg"],
+        equal_compute=True,
+        output=str(tmp_path / "run"),
+        training=training,
+    )
     rows = loop_module.run_active_learning(run, progress=False)
     arms = ["supcon-ce", "ce", "setfit", "setfit-defaults", "logreg", "supcon-ce-equal-compute", "ce-equal-compute"]
     assert sorted({r["objective"] for r in rows}) == sorted(arms)
@@ -428,7 +623,8 @@ def test_reference_arms_and_equal_compute_arms_on_a_trec_slice(base_model, tmp_p
         assert state["setfit"].rounds[round_number]["steps"] == round_steps(labelled, training)
         # SetFit's defaults: 20 positive and 20 negative pairs per labelled row, one epoch of 16 pairs a step.
         assert state["setfit-defaults"].rounds[round_number]["steps"] == math.ceil(
-            2 * SETFIT_PAIR_ITERATIONS * labelled / 16)
+            2 * SETFIT_PAIR_ITERATIONS * labelled / 16
+        )
         budget = state["setfit-defaults"].rounds[round_number]["train_seconds"]
         for objective in ("supcon-ce", "ce"):
             pace = state[objective].rounds[round_number]
@@ -459,10 +655,26 @@ def test_reference_arms_and_equal_compute_arms_on_a_trec_slice(base_model, tmp_p
 
 def test_equal_compute_needs_setfit_at_its_defaults_and_is_refused_before_any_work(tmp_path):
     with pytest.raises(SystemExit) as exit_info:
-        cli_main(["active", "--dataset", "trec", "--objective", "supcon-ce", "ce", "--reference", "setfit",
-                  "--equal-compute", "--output", str(tmp_path / "run")])
-    assert "--equal-compute gives each arm the time SetFit at its defaults took: add --reference setfit-defaults" in \
-        str(exit_info.value) and str(exit_info.value).count("\n") == 0
+        cli_main(
+            [
+                "active",
+                "--dataset",
+                "trec",
+                "--objective",
+                "supcon-ce",
+                "ce",
+                "--reference",
+                "setfit",
+                "--equal-compute",
+                "--output",
+                str(tmp_path / "run"),
+            ]
+        )
+    assert (
+        "--equal-compute gives each arm the time SetFit at its defaults took: add --reference setfit-defaults"
+        in str(exit_info.value)
+        and str(exit_info.value).count("\n") == 0
+    )
     assert not (tmp_path / "run").exists()
 
 
@@ -488,11 +700,21 @@ def test_a_finished_run_gains_reference_and_equal_compute_arms_but_keeps_its_set
     loop_module._write_config(output, grown)
     assert ActiveLearningConfig.from_json(json.loads((output / "config.json").read_text())) == grown
     with pytest.raises(ValueError, match=r"other settings \(references differ\)"):
-        loop_module._write_config(output, config(dataset_csv, "unused", output, references=["setfit-defaults"],
-                                                 equal_compute=True))
+        loop_module._write_config(
+            output, config(dataset_csv, "unused", output, references=["setfit-defaults"], equal_compute=True)
+        )
     with pytest.raises(ValueError, match=r"other settings \(budget, references differ\)"):
-        loop_module._write_config(output, config(dataset_csv, "unused", output, budget=1.0,
-                                                 references=["logreg", "setfit-defaults", "setfit"], equal_compute=True))
+        loop_module._write_config(
+            output,
+            config(
+                dataset_csv,
+                "unused",
+                output,
+                budget=1.0,
+                references=["logreg", "setfit-defaults", "setfit"],
+                equal_compute=True,
+            ),
+        )
 
 
 def test_dev_size_evaluates_on_held_out_train_rows_and_never_reads_the_test_split(dataset_csv):
@@ -508,7 +730,8 @@ def test_dev_size_evaluates_on_held_out_train_rows_and_never_reads_the_test_spli
 
 @pytest.mark.parametrize("warm_start", [True, False], ids=["warm-start (default)", "no-warm-start"])
 def test_each_round_continues_from_the_last_rounds_model_unless_told_to_start_from_the_base(
-        dataset_csv, base_model, tmp_path, monkeypatch, warm_start):
+    dataset_csv, base_model, tmp_path, monkeypatch, warm_start
+):
     from st_contrastive.active import objectives
 
     starts, train_round = [], objectives.train_round
@@ -518,8 +741,13 @@ def test_each_round_continues_from_the_last_rounds_model_unless_told_to_start_fr
         return train_round(*args, **kwargs)
 
     monkeypatch.setattr(objectives, "train_round", spy)
-    run = config(dataset_csv, base_model, tmp_path / "run", acquisitions=["random"],
-                 training=RoundTraining(epochs=1, min_steps=2, batch_size=4, warm_start=warm_start))
+    run = config(
+        dataset_csv,
+        base_model,
+        tmp_path / "run",
+        acquisitions=["random"],
+        training=RoundTraining(epochs=1, min_steps=2, batch_size=4, warm_start=warm_start),
+    )
     loop_module.run_active_learning(run, progress=False)
     arm = tmp_path / "run" / "arms" / "ce-random-seed0"
     if warm_start:

@@ -16,11 +16,12 @@ TOLERANCE = {"atol": 1e-5, "rtol": 1e-4}
 
 def _batch(model, documents=6):
     sampler = SpanSampler(num_anchors=2, num_positives=2, min_length=8, max_length=48)
-    dataset = prepare_declutr_dataset(load_documents(data_file("corpus/docs.jsonl.gz"), limit=documents),
-                                      model.tokenizer, sampler)
+    dataset = prepare_declutr_dataset(
+        load_documents(data_file("corpus/docs.jsonl.gz"), limit=documents), model.tokenizer, sampler
+    )
     batch = DeCLUTRDataCollator(model.tokenizer, sampler)(list(dataset))
-    anchor = {k[len("anchor_"):]: v for k, v in batch.items() if k.startswith("anchor_")}
-    positive = {k[len("positive_"):]: v for k, v in batch.items() if k.startswith("positive_")}
+    anchor = {k[len("anchor_") :]: v for k, v in batch.items() if k.startswith("anchor_")}
+    positive = {k[len("positive_") :]: v for k, v in batch.items() if k.startswith("positive_")}
     return [anchor, positive]
 
 
@@ -40,8 +41,9 @@ def test_cached_equals_uncached(tiny_model, mini_batch_size, sort_by_length, mlm
     features = _batch(tiny_model)
     torch.manual_seed(0)
     reference = DeCLUTRLoss(tiny_model, mlm_weight=mlm_weight)
-    cached = CachedDeCLUTRLoss(tiny_model, mlm_weight=mlm_weight, mini_batch_size=mini_batch_size,
-                               sort_by_length=sort_by_length)
+    cached = CachedDeCLUTRLoss(
+        tiny_model, mlm_weight=mlm_weight, mini_batch_size=mini_batch_size, sort_by_length=sort_by_length
+    )
     if mlm_weight:
         cached.mlm_head.load_state_dict(reference.mlm_head.state_dict())
     expected_terms, expected = _gradients(reference, features)
@@ -60,9 +62,11 @@ def test_the_scores_are_back_propagated_a_mini_batch_of_rows_at_a_time(tiny_mode
     from st_contrastive.losses import cached_declutr
 
     shapes, original = [], cached_declutr.supcon
-    monkeypatch.setattr(cached_declutr, "supcon",
-                        lambda scores, *args, **kwargs: shapes.append(tuple(scores.shape)) or original(scores, *args,
-                                                                                                      **kwargs))
+    monkeypatch.setattr(
+        cached_declutr,
+        "supcon",
+        lambda scores, *args, **kwargs: shapes.append(tuple(scores.shape)) or original(scores, *args, **kwargs),
+    )
     features = _batch(tiny_model)
     sum(CachedDeCLUTRLoss(tiny_model, mini_batch_size=5)([dict(f) for f in features]).values()).backward()
     items = 2 * len(features[0]["input_ids"])  # the anchors and their mean positives
@@ -106,8 +110,23 @@ def test_cached_refuses_mlm_only_and_a_zero_mini_batch(tiny_model):
 def test_recipe_trains_with_the_cache_and_checks_the_option_first(tmp_path, tiny_mlm_dir):
     from st_contrastive.recipes.declutr import main
 
-    options = ["--model", tiny_mlm_dir, "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "8",
-               "--max-steps", "2", "--batch-size", "4", "--max-span-length", "32", "--min-span-length", "8", "--eval-tasks"]
+    options = [
+        "--model",
+        tiny_mlm_dir,
+        "--dataset",
+        str(data_file("corpus/docs.jsonl.gz")),
+        "--max-rows",
+        "8",
+        "--max-steps",
+        "2",
+        "--batch-size",
+        "4",
+        "--max-span-length",
+        "32",
+        "--min-span-length",
+        "8",
+        "--eval-tasks",
+    ]
     results = main([*options, "--mini-batch-size", "3", "--output", str(tmp_path / "cached")])
     assert results["train"]["steps"] == 2 and results["train"]["loss"]["mini_batch_size"] == 3
     assert {"contrastive", "mlm"} <= set(results["train"]["last_log"])

@@ -36,12 +36,15 @@ def test_cached_nli_supcon_equals_uncached(tiny_model, mini_batch_size):
     rows = load_nli("snli-dev", max_rows=18).to_list()
     batch = PremiseGroupDataCollator(tiny_model.preprocess)(rows)
     # The trainer hands each column its keys; premise_group arrives as the premise features' "group".
-    features = [{k[len(c) + 1:]: v for k, v in batch.items() if k.startswith(c + "_")} for c in ("premise", "hypothesis")]
+    features = [
+        {k[len(c) + 1 :]: v for k, v in batch.items() if k.startswith(c + "_")} for c in ("premise", "hypothesis")
+    ]
     assert "group" in features[0]
     torch.manual_seed(0)
     reference = NLISupConLoss(tiny_model, supcon_weight=0.5)
-    cached = CachedNLISupConLoss(tiny_model, classifier=reference.classifier, supcon_weight=0.5,
-                                 mini_batch_size=mini_batch_size)
+    cached = CachedNLISupConLoss(
+        tiny_model, classifier=reference.classifier, supcon_weight=0.5, mini_batch_size=mini_batch_size
+    )
     assert any("classifier" in name for name in dict(reference.named_parameters()))
     _assert_same(cached, reference, features, batch["label"])
 
@@ -52,4 +55,6 @@ def test_cached_label_supcon_equals_uncached(tiny_model, mini_batch_size):
     texts = ["great film", "loved it", "dull and long", "a waste of time", "superb acting", "so boring"]
     features = [tiny_model.preprocess(texts)]
     labels = torch.tensor([1, 1, 0, 0, 1, 0])
-    _assert_same(CachedSupConLoss(tiny_model, mini_batch_size=mini_batch_size), SupConLoss(tiny_model), features, labels)
+    _assert_same(
+        CachedSupConLoss(tiny_model, mini_batch_size=mini_batch_size), SupConLoss(tiny_model), features, labels
+    )

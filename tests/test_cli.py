@@ -23,7 +23,9 @@ print("HEAVY", heavy, file=sys.stderr)
 
 
 def test_every_help_builds_without_torch():
-    done = subprocess.run([sys.executable, "-c", CHECK, *COMMANDS], capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", CHECK, *COMMANDS], capture_output=True, text=True, timeout=120, check=True
+    )
     assert "HEAVY []" in done.stderr, done.stderr[-2000:]
     assert all(f"st-contrastive {name}" in done.stdout for name in COMMANDS), done.stdout[-2000:]
 
@@ -41,16 +43,19 @@ finally:
 
 
 def run_cli(*argv, cwd):
-    return subprocess.run([sys.executable, "-c", RUN, *argv], capture_output=True, text=True, timeout=300, cwd=cwd,
-                          check=False)
+    return subprocess.run(
+        [sys.executable, "-c", RUN, *argv], capture_output=True, text=True, timeout=300, cwd=cwd, check=False
+    )
 
 
 def test_bad_paths_and_tasks_stop_before_torch_with_one_line(tmp_path):
     done = run_cli("declutr", "--dataset", "missing.jsonl", "--output", "out", cwd=tmp_path)
     assert done.returncode == 2  # argparse's status for a bad command line
     assert done.stderr.splitlines()[-1] == "TORCH False"  # printed on the way out, after the error line
-    expected = ("st-contrastive declutr: error: --dataset missing.jsonl: no such file or folder (expected one of "
-                "wiki, books, both, a local path or a Hugging Face Hub id)")
+    expected = (
+        "st-contrastive declutr: error: --dataset missing.jsonl: no such file or folder (expected one of "
+        "wiki, books, both, a local path or a Hugging Face Hub id)"
+    )
     assert done.stderr.splitlines()[:-1] == [expected]
     assert not (tmp_path / "out").exists()
     done = run_cli("supcon", "--dataset", "snli-dev+nli.tsv", "--eval-tasks", "sts", cwd=tmp_path)
@@ -66,8 +71,20 @@ def test_errors_found_in_the_data_name_the_option_and_leave_nothing(tmp_path, ti
     monkeypatch.chdir(tmp_path)
     short = tmp_path / "short.jsonl"
     short.write_text('{"text": "a document far too short for two anchors of 512 tokens"}\n')
-    argv = ["declutr", "--model", tiny_mlm_dir, "--dataset", str(short), "--max-span-length", "64", "--eval-tasks",
-            "--short-documents", "error", "--output", "out"]
+    argv = [
+        "declutr",
+        "--model",
+        tiny_mlm_dir,
+        "--dataset",
+        str(short),
+        "--max-span-length",
+        "64",
+        "--eval-tasks",
+        "--short-documents",
+        "error",
+        "--output",
+        "out",
+    ]
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
     message = exit_info.value.code
@@ -96,8 +113,15 @@ def test_single_process_commands_refuse_a_distributed_launch(tmp_path):
     import os
 
     env = os.environ | {"WORLD_SIZE": "2", "RANK": "0"}
-    done = subprocess.run([sys.executable, "-c", RUN, "active", "--output", str(tmp_path / "active")],
-                          capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", RUN, "active", "--output", str(tmp_path / "active")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env=env,
+        check=False,
+    )
     assert done.returncode == 1
     assert "runs in one process; launch it without torchrun/accelerate" in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "active").exists()
@@ -110,7 +134,8 @@ def test_comparisons_refuse_push_to_hub_before_training(tmp_path):
         assert done.returncode == 2, (command, done.stderr)
         assert done.stderr.splitlines()[-2] == (
             f"st-contrastive {command}: error: --push-to-hub publishes one run, and this command trains several to "
-            "compare them: publish the one you pick with `st-contrastive push OUTPUT/RUN --repo-id USER/NAME`")
+            "compare them: publish the one you pick with `st-contrastive push OUTPUT/RUN --repo-id USER/NAME`"
+        )
         assert "Traceback" not in done.stderr and "TORCH False" in done.stderr and not (tmp_path / "out").exists()
 
 
@@ -121,8 +146,12 @@ RENAMED = [
     ("declutr", ["--max-documents", "8"], ["--max-rows", "8"], "--max-rows"),
     ("declutr", ["--min-length", "8"], ["--min-span-length", "8"], "--min-span-length"),
     ("declutr", ["--max-length", "64"], ["--max-span-length", "64"], "--max-span-length"),
-    ("declutr-ablation", ["--model", "m", "--max-length", "64"], ["--model", "m", "--max-span-length", "64"],
-     "--max-span-length"),
+    (
+        "declutr-ablation",
+        ["--model", "m", "--max-length", "64"],
+        ["--model", "m", "--max-span-length", "64"],
+        "--max-span-length",
+    ),
     ("chain", ["--model", "m", "--documents", "books"], ["--model", "m", "--dataset", "books"], "--dataset"),
     ("simcse", ["--documents", "books"], ["--dataset", "books"], "--dataset"),
     ("simcse", ["--max-documents", "8"], ["--max-rows", "8"], "--max-rows"),
@@ -137,8 +166,12 @@ RENAMED = [
     ("multiview", ["--vocabulary-size", "2000"], ["--vocab-size", "2000"], "--vocab-size"),
     ("pretrain-mlm", ["--corpus", "wiki"], ["--dataset", "wiki"], "--dataset"),
     ("pretrain-mlm", ["--max-documents", "20"], ["--max-rows", "20"], "--max-rows"),
-    ("pretrain-mlm", ["--resume", "--output", "o"], ["--resume-from-checkpoint", "--output", "o"],
-     "--resume-from-checkpoint"),
+    (
+        "pretrain-mlm",
+        ["--resume", "--output", "o"],
+        ["--resume-from-checkpoint", "--output", "o"],
+        "--resume-from-checkpoint",
+    ),
     ("active", ["--seeds", "2"], ["--num-seeds", "2"], "--num-seeds"),
     ("active", ["--resume", "runs/mine"], ["--resume-from-checkpoint", "runs/mine"], "--resume-from-checkpoint"),
     ("evaluate", ["m", "--tasks", "sts"], ["m", "--eval-tasks", "sts"], "--eval-tasks"),
@@ -146,8 +179,7 @@ RENAMED = [
     ("evaluate", ["m", "--folds", "3"], ["m", "--eval-folds", "3"], "--eval-folds"),
     ("evaluate", ["m", "--max-rows", "40"], ["m", "--eval-max-rows", "40"], "--eval-max-rows"),
     ("parse", ["wiki", "--output", "p.jsonl.gz"], ["--dataset", "wiki", "--output", "p.jsonl.gz"], "--dataset wiki"),
-    ("parse", ["--dataset", "wiki", "-o", "p.jsonl.gz"], ["--dataset", "wiki", "--output", "p.jsonl.gz"],
-     "--output"),
+    ("parse", ["--dataset", "wiki", "-o", "p.jsonl.gz"], ["--dataset", "wiki", "--output", "p.jsonl.gz"], "--output"),
     ("parse", ["--dataset", "wiki", "--limit-documents", "2"], ["--dataset", "wiki", "--max-rows", "2"], "--max-rows"),
 ]
 
@@ -159,20 +191,49 @@ def parsed_config(command: str, argv: list[str]):
     from st_contrastive import options
     from st_contrastive.cli import COMMANDS
 
-    chain, declutr, declutr_ablation, evaluate, multiview, parse, pretrain_mlm, scale_active_learning, simcse, \
-        supcon_nli, supcon_nli_sweep = (importlib.import_module(COMMANDS[name][0].__module__) for name in (
-            "chain", "declutr", "declutr-ablation", "evaluate", "multiview", "parse", "pretrain-mlm", "active",
-            "simcse", "supcon", "supcon-sweep"))
+    (
+        chain,
+        declutr,
+        declutr_ablation,
+        evaluate,
+        multiview,
+        parse,
+        pretrain_mlm,
+        scale_active_learning,
+        simcse,
+        supcon_nli,
+        supcon_nli_sweep,
+    ) = (
+        importlib.import_module(COMMANDS[name][0].__module__)
+        for name in (
+            "chain",
+            "declutr",
+            "declutr-ablation",
+            "evaluate",
+            "multiview",
+            "parse",
+            "pretrain-mlm",
+            "active",
+            "simcse",
+            "supcon",
+            "supcon-sweep",
+        )
+    )
 
-    direct = {"declutr": (declutr, declutr.DeCLUTRConfig), "simcse": (simcse, simcse.SimCSEConfig),
-              "supcon": (supcon_nli, supcon_nli.SupConNLIConfig), "multiview": (multiview, multiview.MultiViewConfig),
-              "pretrain-mlm": (pretrain_mlm, pretrain_mlm.PretrainMLMConfig),
-              "active": (scale_active_learning, scale_active_learning.ActiveCommand),
-              "evaluate": (evaluate, evaluate.EvaluateConfig)}
-    passed_on = {"declutr-ablation": (declutr_ablation, declutr_ablation.AblationConfig, declutr, declutr.DeCLUTRConfig),
-                 "chain": (chain, chain.ChainConfig, declutr, declutr.DeCLUTRConfig),
-                 "supcon-sweep": (supcon_nli_sweep, supcon_nli_sweep.SweepConfig, supcon_nli,
-                                  supcon_nli.SupConNLIConfig)}
+    direct = {
+        "declutr": (declutr, declutr.DeCLUTRConfig),
+        "simcse": (simcse, simcse.SimCSEConfig),
+        "supcon": (supcon_nli, supcon_nli.SupConNLIConfig),
+        "multiview": (multiview, multiview.MultiViewConfig),
+        "pretrain-mlm": (pretrain_mlm, pretrain_mlm.PretrainMLMConfig),
+        "active": (scale_active_learning, scale_active_learning.ActiveCommand),
+        "evaluate": (evaluate, evaluate.EvaluateConfig),
+    }
+    passed_on = {
+        "declutr-ablation": (declutr_ablation, declutr_ablation.AblationConfig, declutr, declutr.DeCLUTRConfig),
+        "chain": (chain, chain.ChainConfig, declutr, declutr.DeCLUTRConfig),
+        "supcon-sweep": (supcon_nli_sweep, supcon_nli_sweep.SweepConfig, supcon_nli, supcon_nli.SupConNLIConfig),
+    }
     if command == "parse":
         return parse.config_from_args(parse.build_parser().parse_args(argv))
     if command in direct:
@@ -181,13 +242,17 @@ def parsed_config(command: str, argv: list[str]):
     module, config_class, inner, inner_class = passed_on[command]
     parser = module.build_parser()
     own, rest = parser.parse_known_args(argv)
-    return (options.config_from_args(config_class, own),
-            options.config_passed_on(inner_class, inner.build_parser(), rest, parser.prog))
+    return (
+        options.config_from_args(config_class, own),
+        options.config_passed_on(inner_class, inner.build_parser(), rest, parser.prog),
+    )
 
 
-@pytest.mark.parametrize(("command", "old", "new", "replacement"), RENAMED,
-                         ids=[f"{command} {next((a for a in old if a not in new), 'CORPUS')}"
-                              for command, old, new, _ in RENAMED])
+@pytest.mark.parametrize(
+    ("command", "old", "new", "replacement"),
+    RENAMED,
+    ids=[f"{command} {next((a for a in old if a not in new), 'CORPUS')}" for command, old, new, _ in RENAMED],
+)
 def test_an_old_spelling_still_works_with_one_line_naming_the_new_one(command, old, new, replacement, capsys):
     expected = parsed_config(command, new)
     assert capsys.readouterr().err == ""  # the new spelling: no warning
@@ -199,8 +264,9 @@ def test_an_old_spelling_still_works_with_one_line_naming_the_new_one(command, o
     assert lines[0].endswith(f"; use {replacement}"), lines
 
 
-@pytest.mark.parametrize("command", ["declutr", "declutr-ablation", "chain", "simcse", "supcon", "supcon-sweep",
-                                     "multiview"])
+@pytest.mark.parametrize(
+    "command", ["declutr", "declutr-ablation", "chain", "simcse", "supcon", "supcon-sweep", "multiview"]
+)
 def test_no_eval_is_an_empty_eval_tasks(command, capsys):
     model = ["--model", "m"] if command in ("declutr-ablation", "chain") else []
     assert parsed_config(command, [*model, "--no-eval"]) == parsed_config(command, [*model, "--eval-tasks"])

@@ -32,8 +32,15 @@ def tiny_roberta_dir(tmp_path_factory, tiny_mlm_dir):
     path = tmp_path_factory.mktemp("tiny-roberta")
     tokenizer = AutoTokenizer.from_pretrained(tiny_mlm_dir)
     torch.manual_seed(0)
-    config = RobertaConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                           intermediate_size=64, max_position_embeddings=130, pad_token_id=tokenizer.pad_token_id)
+    config = RobertaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=130,
+        pad_token_id=tokenizer.pad_token_id,
+    )
     RobertaForMaskedLM(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return str(path)
@@ -70,8 +77,11 @@ def test_a_sentence_transformers_folder_is_refused_not_stripped_of_its_modules(t
     pooling = Pooling(transformer.get_embedding_dimension(), pooling_mode="cls")
     source = tmp_path / "normalized"
     SentenceTransformer(modules=[transformer, pooling, Normalize()], device="cpu").save(str(source))
-    with pytest.raises(ValueError, match=rf"SOURCE {source}: is already a sentence-transformers model .*"
-                                         rf"SentenceTransformer\('{source}'\)"):
+    with pytest.raises(
+        ValueError,
+        match=rf"SOURCE {source}: is already a sentence-transformers model .*"
+        rf"SentenceTransformer\('{source}'\)",
+    ):
         convert(str(source), str(tmp_path / "out"))
     with pytest.raises(SystemExit) as exit_info:
         cli(["convert", str(source), "--output", str(tmp_path / "out")])

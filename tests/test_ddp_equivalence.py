@@ -15,8 +15,14 @@ import torch
 pytestmark = pytest.mark.distributed
 
 # Documents; NLI rows (SNLI premises come in groups of 3); consecutive sentences (two blocks of 8).
-GLOBAL_BATCH = {"declutr": 4, "nli": 12, "multiview": 16, "declutr-cached": 4, "nli-cached": 12,
-                "declutr-matryoshka": 4}
+GLOBAL_BATCH = {
+    "declutr": 4,
+    "nli": 12,
+    "multiview": 16,
+    "declutr-cached": 4,
+    "nli-cached": 12,
+    "declutr-matryoshka": 4,
+}
 OBJECTIVES = list(GLOBAL_BATCH)
 STEPS = 3
 # Float32 sums taken in another order (two ranks, all-reduce) differ in the last bits; this bounds their drift.
@@ -94,18 +100,27 @@ def _setup(objective: str, source: str, world_size: int):
             module.p = 0.0
     if objective == "declutr":
         sampler = SpanSampler(num_anchors=2, num_positives=2, min_length=8, max_length=32)
-        dataset = prepare_declutr_dataset(load_documents(data_file("corpus/docs.jsonl.gz"), limit=GLOBAL_BATCH["declutr"] * STEPS),
-                                          model.tokenizer, sampler)
-        loss = (CachedDeCLUTRLoss(model, gather_across_devices=True, **cached) if cached
-                else DeCLUTRLoss(model, gather_across_devices=True))
+        dataset = prepare_declutr_dataset(
+            load_documents(data_file("corpus/docs.jsonl.gz"), limit=GLOBAL_BATCH["declutr"] * STEPS),
+            model.tokenizer,
+            sampler,
+        )
+        loss = (
+            CachedDeCLUTRLoss(model, gather_across_devices=True, **cached)
+            if cached
+            else DeCLUTRLoss(model, gather_across_devices=True)
+        )
         if matryoshka:
             from sentence_transformers.sentence_transformer.losses import MatryoshkaLoss
 
             loss = MatryoshkaLoss(model, loss, [32, 16])
         return model, dataset, loss, DeCLUTRDataCollator(model.tokenizer, sampler), None
     dataset = load_nli("snli-dev", max_rows=GLOBAL_BATCH["nli"] * STEPS)
-    loss = (CachedNLISupConLoss(model, supcon_weight=0.5, gather_across_devices=True, **cached) if cached
-            else NLISupConLoss(model, supcon_weight=0.5, gather_across_devices=True))
+    loss = (
+        CachedNLISupConLoss(model, supcon_weight=0.5, gather_across_devices=True, **cached)
+        if cached
+        else NLISupConLoss(model, supcon_weight=0.5, gather_across_devices=True)
+    )
     return model, dataset, loss, PremiseGroupDataCollator(model.preprocess), PremiseGroupBatchSampler
 
 
@@ -118,9 +133,18 @@ def _train(objective: str, source: str, world_size: int, output_dir: str) -> dic
     before = {k: v.detach().clone() for k, v in model.state_dict().items()}
     extra = {"batch_sampler": batch_sampler} if batch_sampler else {}
     args = SentenceTransformerTrainingArguments(
-        output_dir=output_dir, per_device_train_batch_size=GLOBAL_BATCH[objective] // world_size, max_steps=STEPS,
-        learning_rate=1e-3, warmup_steps=0, logging_steps=1, report_to="none", seed=0, disable_tqdm=True,
-        save_strategy="no", use_cpu=True, ddp_backend="gloo" if world_size > 1 else None,
+        output_dir=output_dir,
+        per_device_train_batch_size=GLOBAL_BATCH[objective] // world_size,
+        max_steps=STEPS,
+        learning_rate=1e-3,
+        warmup_steps=0,
+        logging_steps=1,
+        report_to="none",
+        seed=0,
+        disable_tqdm=True,
+        save_strategy="no",
+        use_cpu=True,
+        ddp_backend="gloo" if world_size > 1 else None,
         dataloader_drop_last=True,  # what sentence-transformers sets under DDP anyway: the same batches in both runs
         **extra,
     )
@@ -137,7 +161,9 @@ def _train(objective: str, source: str, world_size: int, output_dir: str) -> dic
 
 def _train_every_objective(rank: int, sources: dict, output_dir: str) -> dict:
     """Every objective in turn, on one rank of the session's pair (conftest's ``two_ranks``)."""
-    return {objective: _train(objective, sources[objective], 2, f"{output_dir}/{objective}") for objective in OBJECTIVES}
+    return {
+        objective: _train(objective, sources[objective], 2, f"{output_dir}/{objective}") for objective in OBJECTIVES
+    }
 
 
 @pytest.fixture(scope="module")

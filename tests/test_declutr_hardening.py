@@ -17,23 +17,36 @@ from st_contrastive.training import ContrastiveTrainer
 
 
 def documents(model, sampler, limit=12):
-    return prepare_declutr_dataset(load_documents(data_file("corpus/docs.jsonl.gz"), limit=limit), model.tokenizer,
-                                   sampler)
+    return prepare_declutr_dataset(
+        load_documents(data_file("corpus/docs.jsonl.gz"), limit=limit), model.tokenizer, sampler
+    )
 
 
-def trainer_for(model, sampler, output_dir, max_steps=4, save_steps=None, resume=False, modifier=None,
-                **loss_options):
+def trainer_for(model, sampler, output_dir, max_steps=4, save_steps=None, resume=False, modifier=None, **loss_options):
     """``modifier(model, loss)``: the loss inside one of sentence-transformers' loss modifiers."""
     dataset = documents(model, sampler)
     loss = DeCLUTRLoss(model, **loss_options)
     args = SentenceTransformerTrainingArguments(
-        output_dir=str(output_dir), per_device_train_batch_size=3, max_steps=max_steps, learning_rate=1e-3,
-        warmup_steps=0.0, logging_steps=1, save_steps=save_steps or max_steps, report_to="none", seed=0,
-        disable_tqdm=True, eval_strategy="no",
+        output_dir=str(output_dir),
+        per_device_train_batch_size=3,
+        max_steps=max_steps,
+        learning_rate=1e-3,
+        warmup_steps=0.0,
+        logging_steps=1,
+        save_steps=save_steps or max_steps,
+        report_to="none",
+        seed=0,
+        disable_tqdm=True,
+        eval_strategy="no",
     )
-    return ContrastiveTrainer(model=model, args=args, train_dataset=dataset, eval_dataset=dataset.select(range(3)),
-                              loss=modifier(model, loss) if modifier else loss,
-                              data_collator=DeCLUTRDataCollator(model.tokenizer, sampler, seed=0))
+    return ContrastiveTrainer(
+        model=model,
+        args=args,
+        train_dataset=dataset,
+        eval_dataset=dataset.select(range(3)),
+        loss=modifier(model, loss) if modifier else loss,
+        data_collator=DeCLUTRDataCollator(model.tokenizer, sampler, seed=0),
+    )
 
 
 @pytest.fixture()
@@ -43,8 +56,15 @@ def tiny_roberta(tmp_path, tiny_mlm_dir):
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_mlm_dir)
     torch.manual_seed(0)
-    config = RobertaConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                           intermediate_size=64, max_position_embeddings=66, pad_token_id=tokenizer.pad_token_id)
+    config = RobertaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=66,
+        pad_token_id=tokenizer.pad_token_id,
+    )
     RobertaForMaskedLM(config).save_pretrained(tmp_path / "roberta")
     tokenizer.save_pretrained(tmp_path / "roberta")
     transformer = Transformer(str(tmp_path / "roberta"), max_seq_length=128)
@@ -54,8 +74,11 @@ def tiny_roberta(tmp_path, tiny_mlm_dir):
 def test_roberta_positions_limit_spans_at_set_up(tmp_path, tiny_roberta):
     # 64 tokens + [CLS] and [SEP] need position 66, which does not exist: stopped before the first step.
     too_long = SpanSampler(num_anchors=1, num_positives=1, min_length=64, max_length=64)
-    with pytest.raises(ValueError, match=r"at most 65 tokens \(66 position embeddings, numbered from 1\): lower the "
-                                         r"span sampler's max_length \(--max-span-length\) to 63 or less"):
+    with pytest.raises(
+        ValueError,
+        match=r"at most 65 tokens \(66 position embeddings, numbered from 1\): lower the "
+        r"span sampler's max_length \(--max-span-length\) to 63 or less",
+    ):
         trainer_for(tiny_roberta, too_long, tmp_path / "too-long")
     longest = SpanSampler(num_anchors=1, num_positives=1, min_length=63, max_length=63)
     trainer = trainer_for(tiny_roberta, longest, tmp_path / "fits", max_steps=2)
@@ -63,7 +86,9 @@ def test_roberta_positions_limit_spans_at_set_up(tmp_path, tiny_roberta):
     assert trainer.state.global_step == 2
 
 
-@pytest.mark.parametrize("ablation", [{"contrastive_weight": 0.0}, {"mlm_weight": 0.0}, {}], ids=["mlm", "nt-xent", "both"])
+@pytest.mark.parametrize(
+    "ablation", [{"contrastive_weight": 0.0}, {"mlm_weight": 0.0}, {}], ids=["mlm", "nt-xent", "both"]
+)
 def test_evaluation_loss_is_the_training_objective_and_fixed(tmp_path, tiny_model, ablation):
     sampler = SpanSampler(num_anchors=2, num_positives=2, min_length=8, max_length=48)
     trainer = trainer_for(tiny_model, sampler, tmp_path / "run", max_steps=1, **ablation)
@@ -94,8 +119,9 @@ def test_resume_continues_exactly_as_the_uninterrupted_run(tmp_path, tiny_mlm_di
     sampler = SpanSampler(num_anchors=2, num_positives=2, min_length=8, max_length=48)
     straight = trainer_for(fresh_model(), sampler, tmp_path / "straight", max_steps=6, modifier=modifier)
     straight.train()
-    interrupted = trainer_for(fresh_model(), sampler, tmp_path / "interrupted", max_steps=6, save_steps=3,
-                              modifier=modifier)
+    interrupted = trainer_for(
+        fresh_model(), sampler, tmp_path / "interrupted", max_steps=6, save_steps=3, modifier=modifier
+    )
     interrupted.train()  # writes checkpoint-3 on the way
     resumed = trainer_for(fresh_model(), sampler, tmp_path / "resumed", max_steps=6, modifier=modifier)
     resumed.train(resume_from_checkpoint=str(tmp_path / "interrupted" / "checkpoint-3"))

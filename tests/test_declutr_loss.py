@@ -85,8 +85,8 @@ def test_collator_without_mlm_has_no_labels(tiny_model):
 
 def run_loss(loss, batch):
     features = [
-        {k[len("anchor_"):]: v for k, v in batch.items() if k.startswith("anchor_")},
-        {k[len("positive_"):]: v for k, v in batch.items() if k.startswith("positive_")},
+        {k[len("anchor_") :]: v for k, v in batch.items() if k.startswith("anchor_")},
+        {k[len("positive_") :]: v for k, v in batch.items() if k.startswith("positive_")},
     ]
     return loss(features, None)
 
@@ -170,7 +170,9 @@ def test_mlm_head_comes_from_the_checkpoint_and_matches_bert(tiny_model, tiny_ml
     head = loss.mlm_head
     assert head.pretrained
     reference = AutoModelForMaskedLM.from_pretrained(tiny_mlm_dir)
-    assert torch.equal(head.masked_lm.cls.predictions.transform.dense.weight, reference.cls.predictions.transform.dense.weight)
+    assert torch.equal(
+        head.masked_lm.cls.predictions.transform.dense.weight, reference.cls.predictions.transform.dense.weight
+    )
     assert head.masked_lm.get_output_embeddings().weight is tiny_model[0].auto_model.get_input_embeddings().weight
     torch.manual_seed(0)
     hidden = torch.randn(2, 7, 32)
@@ -215,8 +217,12 @@ def test_save_masked_lm_round_trip(tmp_path, tiny_model):
     loss = DeCLUTRLoss(tiny_model)
     loss.save_masked_lm(str(tmp_path))
     reloaded = AutoModelForMaskedLM.from_pretrained(str(tmp_path))
-    assert torch.equal(reloaded.cls.predictions.transform.dense.weight, loss.mlm_head.masked_lm.cls.predictions.transform.dense.weight)
-    assert torch.equal(reloaded.bert.embeddings.word_embeddings.weight, tiny_model[0].auto_model.get_input_embeddings().weight)
+    assert torch.equal(
+        reloaded.cls.predictions.transform.dense.weight, loss.mlm_head.masked_lm.cls.predictions.transform.dense.weight
+    )
+    assert torch.equal(
+        reloaded.bert.embeddings.word_embeddings.weight, tiny_model[0].auto_model.get_input_embeddings().weight
+    )
 
 
 def test_tokenizer_without_mask_token(tiny_model):
@@ -226,7 +232,11 @@ def test_tokenizer_without_mask_token(tiny_model):
     with pytest.raises(ValueError, match="no mask token"):
         DeCLUTRDataCollator(tiny_model.tokenizer)
     assert set(DeCLUTRLoss(tiny_model, mlm_weight=0).get_config_dict()) == {
-        "temperature", "contrastive_weight", "mlm_weight", "gather_across_devices"}
+        "temperature",
+        "contrastive_weight",
+        "mlm_weight",
+        "gather_across_devices",
+    }
 
 
 def test_a_single_anchor_warns_once_that_nt_xent_is_zero(tiny_model, caplog):

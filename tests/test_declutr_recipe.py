@@ -15,11 +15,31 @@ from st_contrastive.recipes.input_checks import SettingError
 
 def test_recipe_end_to_end(tmp_path, tiny_mlm_dir):
     output = tmp_path / "declutr-tiny"
-    results = main([
-        "--model", tiny_mlm_dir, "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "12",
-        "--max-steps", "3", "--batch-size", "2", "--max-span-length", "48", "--min-span-length", "8",
-        "--eval-tasks", "stsb-test", "--output", str(output), "--save-masked-lm", "--save-steps", "3",
-    ])
+    results = main(
+        [
+            "--model",
+            tiny_mlm_dir,
+            "--dataset",
+            str(data_file("corpus/docs.jsonl.gz")),
+            "--max-rows",
+            "12",
+            "--max-steps",
+            "3",
+            "--batch-size",
+            "2",
+            "--max-span-length",
+            "48",
+            "--min-span-length",
+            "8",
+            "--eval-tasks",
+            "stsb-test",
+            "--output",
+            str(output),
+            "--save-masked-lm",
+            "--save-steps",
+            "3",
+        ]
+    )
     written = json.loads((output / "results.json").read_text())
     assert written["train"]["steps"] == 3
     assert written["config"]["num_anchors"] == 2 and written["config"]["temperature"] == 0.05
@@ -69,27 +89,56 @@ def test_cli_help_lists_commands_and_paper_defaults(capsys):
 def test_ablation_runs_every_variant_at_equal_steps(tmp_path, tiny_mlm_dir):
     from st_contrastive.recipes.declutr_ablation import main as ablation
 
-    argv = ["--model", tiny_mlm_dir, "--output", str(tmp_path / "ablation"), "--eval-tasks", "stsb-test",
-            "--eval-max-rows", "200", "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "8", "--max-steps", "2",
-            "--batch-size", "2", "--max-span-length", "32", "--min-span-length", "8"]
+    argv = [
+        "--model",
+        tiny_mlm_dir,
+        "--output",
+        str(tmp_path / "ablation"),
+        "--eval-tasks",
+        "stsb-test",
+        "--eval-max-rows",
+        "200",
+        "--dataset",
+        str(data_file("corpus/docs.jsonl.gz")),
+        "--max-rows",
+        "8",
+        "--max-steps",
+        "2",
+        "--batch-size",
+        "2",
+        "--max-span-length",
+        "32",
+        "--min-span-length",
+        "8",
+    ]
     table = ablation(argv)
     assert list(table) == ["base (mean pooling)", "mlm-only", "contrastive-only", "declutr"]
     for name in ("mlm-only", "contrastive-only", "declutr"):
         run = json.loads((tmp_path / "ablation" / name / "results.json").read_text())
         assert run["train"]["steps"] == 2
-    assert json.loads((tmp_path / "ablation" / "mlm-only" / "results.json").read_text())["config"]["contrastive_weight"] == 0
+    assert (
+        json.loads((tmp_path / "ablation" / "mlm-only" / "results.json").read_text())["config"]["contrastive_weight"]
+        == 0
+    )
     assert (tmp_path / "ablation" / "ablation.png").exists()
 
     # A rerun reuses the variants trained with the same settings; other settings are refused before any work.
-    trained = {name: (tmp_path / "ablation" / name / "model.safetensors").stat().st_mtime_ns for name in table
-               if name != "base (mean pooling)"}
+    trained = {
+        name: (tmp_path / "ablation" / name / "model.safetensors").stat().st_mtime_ns
+        for name in table
+        if name != "base (mean pooling)"
+    }
     assert ablation(argv) == table
-    assert {name: (tmp_path / "ablation" / name / "model.safetensors").stat().st_mtime_ns for name in trained} == trained
+    assert {
+        name: (tmp_path / "ablation" / name / "model.safetensors").stat().st_mtime_ns for name in trained
+    } == trained
     with pytest.raises(SettingError) as error:
         ablation([*argv, "--temperature", "0.1"])
-    assert error.value.problems[0] == (f"--output {tmp_path / 'ablation'}: its variant mlm-only finished with other "
-                                       "settings (--temperature 0.05 -> 0.1): add --overwrite to retrain the variants, "
-                                       "or choose another --output")
+    assert error.value.problems[0] == (
+        f"--output {tmp_path / 'ablation'}: its variant mlm-only finished with other "
+        "settings (--temperature 0.05 -> 0.1): add --overwrite to retrain the variants, "
+        "or choose another --output"
+    )
 
 
 def test_ablation_without_tasks_trains_the_variants_and_prints_them(tmp_path, tiny_mlm_dir, capsys):
@@ -97,11 +146,29 @@ def test_ablation_without_tasks_trains_the_variants_and_prints_them(tmp_path, ti
     stopped with a TypeError on the empty average, after all the training."""
     from st_contrastive.recipes.declutr_ablation import main as ablation
 
-    table = ablation([
-        "--model", tiny_mlm_dir, "--output", str(tmp_path / "ablation"), "--eval-tasks", "--variants",
-        "contrastive-only", "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "4",
-        "--max-steps", "1", "--batch-size", "2", "--max-span-length", "32", "--min-span-length", "8",
-    ])
+    table = ablation(
+        [
+            "--model",
+            tiny_mlm_dir,
+            "--output",
+            str(tmp_path / "ablation"),
+            "--eval-tasks",
+            "--variants",
+            "contrastive-only",
+            "--dataset",
+            str(data_file("corpus/docs.jsonl.gz")),
+            "--max-rows",
+            "4",
+            "--max-steps",
+            "1",
+            "--batch-size",
+            "2",
+            "--max-span-length",
+            "32",
+            "--min-span-length",
+            "8",
+        ]
+    )
     assert table == {"base (mean pooling)": {"avg": None}, "contrastive-only": {"avg": None}}
     assert json.loads((tmp_path / "ablation" / "contrastive-only" / "results.json").read_text())["train"]["steps"] == 1
     assert capsys.readouterr().out.splitlines()[-1].split() == ["contrastive-only", "-"]
@@ -110,12 +177,37 @@ def test_ablation_without_tasks_trains_the_variants_and_prints_them(tmp_path, ti
 def test_simcse_control_runs_at_the_declutr_budget_with_curves(tmp_path, tiny_mlm_dir):
     from st_contrastive.recipes.declutr_ablation import main as ablation
 
-    table = ablation([
-        "--model", tiny_mlm_dir, "--output", str(tmp_path / "controls"), "--eval-tasks", "stsb-dev",
-        "--eval-max-rows", "200", "--variants", "contrastive-only", "simcse", "--dataset", str(data_file("corpus/docs.jsonl.gz")),
-        "--max-rows", "8", "--max-steps", "4", "--batch-size", "2", "--max-span-length", "32", "--min-span-length", "8",
-        "--temperature", "0.1", "--eval-steps", "2",
-    ])
+    table = ablation(
+        [
+            "--model",
+            tiny_mlm_dir,
+            "--output",
+            str(tmp_path / "controls"),
+            "--eval-tasks",
+            "stsb-dev",
+            "--eval-max-rows",
+            "200",
+            "--variants",
+            "contrastive-only",
+            "simcse",
+            "--dataset",
+            str(data_file("corpus/docs.jsonl.gz")),
+            "--max-rows",
+            "8",
+            "--max-steps",
+            "4",
+            "--batch-size",
+            "2",
+            "--max-span-length",
+            "32",
+            "--min-span-length",
+            "8",
+            "--temperature",
+            "0.1",
+            "--eval-steps",
+            "2",
+        ]
+    )
     assert list(table) == ["base (mean pooling)", "contrastive-only", "simcse"]
     simcse = json.loads((tmp_path / "controls" / "simcse" / "results.json").read_text())
     # 2 documents x 2 anchors = 4 sentences a step; the same τ and steps as the DeCLUTR variant.
@@ -129,10 +221,13 @@ def test_simcse_control_runs_at_the_declutr_budget_with_curves(tmp_path, tiny_ml
     for name in ("contrastive-only", "simcse"):
         steps = [step for step, _ in summary["eval_curves"][name]["sts-b-dev"]]
         assert steps == [0, 2, 4], steps
-        assert summary["eval_curves"][name]["sts-b-dev"][0][1] == pytest.approx(table["base (mean pooling)"]["stsb-dev"])
+        assert summary["eval_curves"][name]["sts-b-dev"][0][1] == pytest.approx(
+            table["base (mean pooling)"]["stsb-dev"]
+        )
     # DeCLUTR's last point is the final model (SimCSE's is scored at its 32 training tokens, the final at the model's).
     assert summary["eval_curves"]["contrastive-only"]["sts-b-dev"][-1][1] == pytest.approx(
-        table["contrastive-only"]["stsb-dev"], abs=0.01)  # batches padded differently: float noise
+        table["contrastive-only"]["stsb-dev"], abs=0.01
+    )  # batches padded differently: float noise
     assert (tmp_path / "controls" / "curves.png").stat().st_size > 1000
 
 
@@ -147,8 +242,9 @@ def test_new_mlm_head_warms_up_alone_before_joint_training(tmp_path, tiny_model,
     loss = DeCLUTRLoss(model)
     assert not loss.mlm_head.pretrained
     sampler = SpanSampler(num_anchors=2, num_positives=2, min_length=8, max_length=32)
-    dataset = prepare_declutr_dataset(load_documents(data_file("corpus/docs.jsonl.gz"), limit=12), model.tokenizer,
-                                      sampler)
+    dataset = prepare_declutr_dataset(
+        load_documents(data_file("corpus/docs.jsonl.gz"), limit=12), model.tokenizer, sampler
+    )
     encoder = {name: p.detach().clone() for name, p in model.named_parameters()}
     head = {name: p.detach().clone() for name, p in loss.mlm_head.named_parameters() if name not in encoder}
     config = DeCLUTRConfig(mlm_head_warmup_steps=3)
@@ -161,9 +257,23 @@ def test_new_mlm_head_warms_up_alone_before_joint_training(tmp_path, tiny_model,
     assert changed, "the head did not learn"
     assert all(p.requires_grad for p in model.parameters()) and (loss.contrastive_weight, loss.mlm_weight) == (1, 1)
 
-    options = ["--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "12", "--batch-size", "2",
-               "--max-span-length", "48", "--min-span-length", "8", "--max-steps", "2", "--mlm-head-warmup-steps", "3",
-               "--eval-tasks"]
+    options = [
+        "--dataset",
+        str(data_file("corpus/docs.jsonl.gz")),
+        "--max-rows",
+        "12",
+        "--batch-size",
+        "2",
+        "--max-span-length",
+        "48",
+        "--min-span-length",
+        "8",
+        "--max-steps",
+        "2",
+        "--mlm-head-warmup-steps",
+        "3",
+        "--eval-tasks",
+    ]
     joint = main(["--model", str(headless), "--output", str(tmp_path / "joint"), *options])
     assert joint["mlm_head_warmup"]["steps"] == 3 and joint["train"]["steps"] == 2
     assert joint["base_is_sentence_encoder"]  # a saved SentenceTransformer: the table is read as continued training
@@ -176,9 +286,30 @@ def test_new_mlm_head_warms_up_alone_before_joint_training(tmp_path, tiny_model,
 def test_chain_trains_three_arms_and_resumes(tmp_path, tiny_mlm_dir):
     from st_contrastive.recipes.chain import main as chain
 
-    argv = ["--model", tiny_mlm_dir, "--output", str(tmp_path / "chain"), "--eval-tasks", "stsb-test",
-            "--eval-max-rows", "200", "--declutr-steps", "2", "--supcon-steps", "2", "--dataset", str(data_file("corpus/docs.jsonl.gz")),
-            "--max-rows", "8", "--batch-size", "2", "--max-span-length", "32", "--min-span-length", "8"]
+    argv = [
+        "--model",
+        tiny_mlm_dir,
+        "--output",
+        str(tmp_path / "chain"),
+        "--eval-tasks",
+        "stsb-test",
+        "--eval-max-rows",
+        "200",
+        "--declutr-steps",
+        "2",
+        "--supcon-steps",
+        "2",
+        "--dataset",
+        str(data_file("corpus/docs.jsonl.gz")),
+        "--max-rows",
+        "8",
+        "--batch-size",
+        "2",
+        "--max-span-length",
+        "32",
+        "--min-span-length",
+        "8",
+    ]
     table = chain(argv)
     assert list(table) == ["base", "declutr", "supcon", "declutr+supcon"]
     chained = json.loads((tmp_path / "chain" / "declutr+supcon" / "results.json").read_text())

@@ -25,8 +25,26 @@ from st_contrastive.training import ContrastiveTrainer
 def test_the_command_skips_short_documents_and_trains(tmp_path, tiny_mlm_dir, caplog):
     output = tmp_path / "declutr"
     with caplog.at_level("WARNING"):  # the README's command, on 12 articles, 3 anchors, 2 steps, no evaluation
-        cli_main(["declutr", "--model", tiny_mlm_dir, "--dataset", "wiki", "--max-rows", "12",
-                  "--num-anchors", "3", "--batch-size", "2", "--max-steps", "2", "--eval-tasks", "--output", str(output)])
+        cli_main(
+            [
+                "declutr",
+                "--model",
+                tiny_mlm_dir,
+                "--dataset",
+                "wiki",
+                "--max-rows",
+                "12",
+                "--num-anchors",
+                "3",
+                "--batch-size",
+                "2",
+                "--max-steps",
+                "2",
+                "--eval-tasks",
+                "--output",
+                str(output),
+            ]
+        )
     results = json.loads((output / "results.json").read_text())
     config = results["config"]
     assert results["train"]["steps"] == 2 and config["short_documents"] == "skip" and config["max_span_length"] == 254
@@ -39,8 +57,24 @@ def test_the_command_skips_short_documents_and_trains(tmp_path, tiny_mlm_dir, ca
 
 def test_the_command_names_its_option_when_short_documents_stop_it(tmp_path, tiny_mlm_dir):
     with pytest.raises(SystemExit) as stopped:
-        cli_main(["declutr", "--model", tiny_mlm_dir, "--dataset", "wiki", "--max-rows", "12",
-                  "--num-anchors", "3", "--short-documents", "error", "--eval-tasks", "--output", str(tmp_path / "o")])
+        cli_main(
+            [
+                "declutr",
+                "--model",
+                tiny_mlm_dir,
+                "--dataset",
+                "wiki",
+                "--max-rows",
+                "12",
+                "--num-anchors",
+                "3",
+                "--short-documents",
+                "error",
+                "--eval-tasks",
+                "--output",
+                str(tmp_path / "o"),
+            ]
+        )
     message = str(stopped.value)
     assert re.search(r"documents are too short for span sampling; the first is row \d+ with \d+ tokens", message)
     assert "Lower --max-span-length below 254, or pass --short-documents skip to drop them" in message
@@ -58,9 +92,17 @@ def test_the_python_api_trains_after_a_skip(tmp_path, tiny_mlm_dir):
     assert 2 <= len(train_dataset) < 12
     trainer = ContrastiveTrainer(  # built the model card's examples from the dataset: the crash was here
         model=model,
-        args=SentenceTransformerTrainingArguments(output_dir=str(tmp_path / "ckpt"), per_device_train_batch_size=2,
-                                                  max_steps=2, learning_rate=5e-5, weight_decay=0.1, warmup_steps=0.1,
-                                                  report_to="none", disable_tqdm=True, use_cpu=True),
+        args=SentenceTransformerTrainingArguments(
+            output_dir=str(tmp_path / "ckpt"),
+            per_device_train_batch_size=2,
+            max_steps=2,
+            learning_rate=5e-5,
+            weight_decay=0.1,
+            warmup_steps=0.1,
+            report_to="none",
+            disable_tqdm=True,
+            use_cpu=True,
+        ),
         train_dataset=train_dataset,
         loss=DeCLUTRLoss(model, temperature=0.05),
         data_collator=DeCLUTRDataCollator(model.tokenizer, sampler),

@@ -15,7 +15,9 @@ from st_contrastive.training import LOSS_STATE_NAME, ContrastiveTrainer
 from st_contrastive.training.trainer import average_gradients_across_ranks, optimized_parameters
 
 
-def make_trainer(model, output_dir, max_steps, save_steps=None, learning_rate=1e-3, max_grad_norm=1.0, optim="adamw_torch"):
+def make_trainer(
+    model, output_dir, max_steps, save_steps=None, learning_rate=1e-3, max_grad_norm=1.0, optim="adamw_torch"
+):
     sampler = SpanSampler(num_anchors=2, num_positives=2, min_length=8, max_length=48)
     documents = load_documents(data_file("corpus/docs.jsonl.gz"), limit=16)
     dataset = prepare_declutr_dataset(documents, model.tokenizer, sampler)
@@ -83,7 +85,9 @@ def test_checkpoints_hold_the_head_and_resume_restores_it(tmp_path, tiny_model, 
     transformer = Transformer(tiny_mlm_dir, max_seq_length=128)
     fresh = SentenceTransformer(modules=[transformer, Pooling(32, pooling_mode="mean")], device="cpu")
     resumed = make_trainer(fresh, tmp_path / "run", max_steps=4, save_steps=2)
-    assert not torch.equal(head_state(resumed)["mlm_head.masked_lm.cls.predictions.bias"], saved["mlm_head.masked_lm.cls.predictions.bias"])
+    assert not torch.equal(
+        head_state(resumed)["mlm_head.masked_lm.cls.predictions.bias"], saved["mlm_head.masked_lm.cls.predictions.bias"]
+    )
     resumed.train(resume_from_checkpoint=str(checkpoint))
     assert all(torch.equal(saved[k], v) for k, v in head_state(resumed).items())
 
@@ -126,7 +130,9 @@ def test_clipping_covers_the_loss_parameters(tmp_path, tiny_model):
 def test_clipping_bounds_a_real_step_of_model_and_head_together(tmp_path, tiny_model):
     # Plain SGD moves every parameter by lr × its clipped gradient: the step's norm over encoder and head is the
     # clipping norm, which it can only be if the head's gradients were clipped with the model's.
-    trainer = make_trainer(tiny_model, tmp_path / "run", max_steps=1, learning_rate=1.0, max_grad_norm=0.01, optim="sgd")
+    trainer = make_trainer(
+        tiny_model, tmp_path / "run", max_steps=1, learning_rate=1.0, max_grad_norm=0.01, optim="sgd"
+    )
     params = {id(p): p for p in [*tiny_model.parameters(), *trainer.loss_parameters()]}.values()
     before = [p.detach().clone() for p in params]
     trainer.train()
@@ -162,11 +168,17 @@ def test_legacy_fit_trains_on_frozen_examples(tmp_path, tiny_model):
     )
     examples = declutr_input_examples(documents, tiny_model.tokenizer, sampler, seed=0)
     assert len(examples) == 16 and all(len(e.texts) == 3 for e in examples)
-    assert [e.texts for e in examples] == [e.texts for e in declutr_input_examples(documents, tiny_model.tokenizer, sampler, seed=0)]
+    assert [e.texts for e in examples] == [
+        e.texts for e in declutr_input_examples(documents, tiny_model.tokenizer, sampler, seed=0)
+    ]
     before = tiny_model.encode(["a test sentence"])
     loss = DeCLUTRLoss(tiny_model)
-    tiny_model.fit(train_objectives=[(DataLoader(examples, batch_size=4, shuffle=True), loss)], epochs=1,
-                   output_path=str(tmp_path / "fit"), show_progress_bar=False)
+    tiny_model.fit(
+        train_objectives=[(DataLoader(examples, batch_size=4, shuffle=True), loss)],
+        epochs=1,
+        output_path=str(tmp_path / "fit"),
+        show_progress_bar=False,
+    )
     assert not (tiny_model.encode(["a test sentence"]) == before).all()
 
 
@@ -189,27 +201,47 @@ def _train_on_this_rank(model_dir: str, output_dir: str, sync_heads: bool) -> di
         torch.manual_seed(0)
         model = SentenceTransformer(modules=[Transformer(model_dir, max_seq_length=64), Pooling(32)], device="cpu")
         sampler = SpanSampler(num_anchors=2, num_positives=1, min_length=8, max_length=32)
-        dataset = prepare_declutr_dataset(load_documents(data_file("corpus/docs.jsonl.gz"), limit=12),
-                                          model.tokenizer, sampler)
-        args = SentenceTransformerTrainingArguments(
-            output_dir=output_dir, per_device_train_batch_size=2, max_steps=3, learning_rate=1e-2, report_to="none",
-            seed=0, disable_tqdm=True, ddp_backend="gloo", save_strategy="no", use_cpu=True,
+        dataset = prepare_declutr_dataset(
+            load_documents(data_file("corpus/docs.jsonl.gz"), limit=12), model.tokenizer, sampler
         )
-        trainer = ContrastiveTrainer(model=model, args=args, train_dataset=dataset,
-                                     loss=DeCLUTRLoss(model, gather_across_devices=True),
-                                     data_collator=DeCLUTRDataCollator(model.tokenizer, sampler))
+        args = SentenceTransformerTrainingArguments(
+            output_dir=output_dir,
+            per_device_train_batch_size=2,
+            max_steps=3,
+            learning_rate=1e-2,
+            report_to="none",
+            seed=0,
+            disable_tqdm=True,
+            ddp_backend="gloo",
+            save_strategy="no",
+            use_cpu=True,
+        )
+        trainer = ContrastiveTrainer(
+            model=model,
+            args=args,
+            train_dataset=dataset,
+            loss=DeCLUTRLoss(model, gather_across_devices=True),
+            data_collator=DeCLUTRDataCollator(model.tokenizer, sampler),
+        )
         trainer.train()
     finally:
         ContrastiveTrainer._average_loss_gradients = average
-    return {"world": trainer.args.world_size, "head": trainer.loss_state_dict()["loss"],
-            "model": {k: v.clone() for k, v in model.state_dict().items()}}
+    return {
+        "world": trainer.args.world_size,
+        "head": trainer.loss_state_dict()["loss"],
+        "model": {k: v.clone() for k, v in model.state_dict().items()},
+    }
 
 
 def _ddp_checks_on_rank(rank, model_dir, output_dir):
     """Every DDP check of this file, on one rank of the session's pair (conftest's ``two_ranks``)."""
-    return {"average": _average_gradients_on_this_rank(rank),
-            **{sync_heads: _train_on_this_rank(model_dir, f"{output_dir}/{sync_heads}", sync_heads)
-               for sync_heads in (True, False)}}
+    return {
+        "average": _average_gradients_on_this_rank(rank),
+        **{
+            sync_heads: _train_on_this_rank(model_dir, f"{output_dir}/{sync_heads}", sync_heads)
+            for sync_heads in (True, False)
+        },
+    }
 
 
 @pytest.fixture(scope="module")

@@ -94,21 +94,38 @@ if sys.argv[1] == "fail":
 
 def _exit_both_ranks(outcome: str, join: str, folder, model: str) -> list[str]:
     port = _free_port()
-    ranks = [subprocess.Popen([sys.executable, "-c", _EXITING_RANK, outcome, join, str(folder), model], text=True,
-                              stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE,
-                              env=os.environ | {"RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": "2",
-                                                "LOCAL_WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1",
-                                                "MASTER_PORT": str(port)})
-             for rank in (0, 1)]
+    ranks = [
+        subprocess.Popen(
+            [sys.executable, "-c", _EXITING_RANK, outcome, join, str(folder), model],
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=os.environ
+            | {
+                "RANK": str(rank),
+                "LOCAL_RANK": str(rank),
+                "WORLD_SIZE": "2",
+                "LOCAL_WORLD_SIZE": "2",
+                "MASTER_ADDR": "127.0.0.1",
+                "MASTER_PORT": str(port),
+            },
+        )
+        for rank in (0, 1)
+    ]
     return [rank.communicate(timeout=120)[0].strip() for rank in ranks]
 
 
 @pytest.mark.parametrize("join", ["trainer", "main_process_first"])
 def test_every_rank_destroys_its_process_group_when_it_exits(join, tmp_path, tiny_mlm_dir):
-    assert _exit_both_ranks("finish", join, tmp_path, tiny_mlm_dir) == ["group alive at exit: False | DDP wrappers alive: 0"] * 2
+    assert (
+        _exit_both_ranks("finish", join, tmp_path, tiny_mlm_dir)
+        == ["group alive at exit: False | DDP wrappers alive: 0"] * 2
+    )
 
 
 def test_a_rank_that_fails_leaves_its_group_to_the_launcher(tmp_path, tiny_mlm_dir):
     # Joined through main_process_first: the same exit hook as the trainer's, without importing the trainer.
-    assert _exit_both_ranks("fail", "main_process_first", tmp_path, tiny_mlm_dir) == ["group alive at exit: True | DDP wrappers alive: 1"] * 2
+    assert (
+        _exit_both_ranks("fail", "main_process_first", tmp_path, tiny_mlm_dir)
+        == ["group alive at exit: True | DDP wrappers alive: 1"] * 2
+    )

@@ -8,7 +8,9 @@ def test_caps_lower_or_append_steps_and_sizes_and_never_raise_them():
     argv = shrink(["declutr", "--max-steps", "150", "--batch-size", "2", "--eval-tasks", "stsb-dev"], "MINILM")
     assert argv[:6] == ["declutr", "--max-steps", "2", "--batch-size", "2", "--eval-tasks"]
     assert argv[argv.index("--max-rows") + 1] == "8"  # not given: appended
-    assert "--max-span-length" not in argv and "--mini-batch-size" not in argv  # capped only where the command sets them
+    assert (
+        "--max-span-length" not in argv and "--mini-batch-size" not in argv
+    )  # capped only where the command sets them
     assert shrink(["multiview", "--max-steps", "0"], "M")[:3] == ["multiview", "--max-steps", "0"]  # the control
 
 
@@ -35,21 +37,28 @@ def test_placeholders_name_the_default_model_and_help_runs_untouched():
 
 
 def test_a_bash_block_becomes_argv_lists_with_its_variables_expanded():
-    code = 'COMMON="--model runs/base --max-steps 150"\nst-contrastive declutr $COMMON \\\n    --output runs/a  # a note\n'
-    assert commands(code) == [["st-contrastive", "declutr", "--model", "runs/base", "--max-steps", "150",
-                               "--output", "runs/a"]]
+    code = (
+        'COMMON="--model runs/base --max-steps 150"\nst-contrastive declutr $COMMON \\\n    --output runs/a  # a note\n'
+    )
+    assert commands(code) == [
+        ["st-contrastive", "declutr", "--model", "runs/base", "--max-steps", "150", "--output", "runs/a"]
+    ]
 
 
 def test_examples_run_after_the_ones_they_name(tmp_path):
     page = tmp_path / "page.md"
-    page.write_text('<!-- example: after=base -->\n```python\nuse()\n```\n\n<!-- example: id=base -->\n```bash\n'
-                    'st-contrastive pretrain-mlm\n```\n\n```\nnot an example\n```\n\n```python\nalone()\n```\n')
+    page.write_text(
+        "<!-- example: after=base -->\n```python\nuse()\n```\n\n<!-- example: id=base -->\n```bash\n"
+        "st-contrastive pretrain-mlm\n```\n\n```\nnot an example\n```\n\n```python\nalone()\n```\n"
+    )
     found = examples([page])
     assert [example.language for example in found] == ["python", "bash", "python"]
     ordered = in_run_order(found)
     assert [example.code for example in ordered] == ["st-contrastive pretrain-mlm", "use()", "alone()"]
     assert [[example.code for example in chain] for chain in chains(found)] == [
-        ["st-contrastive pretrain-mlm", "use()"], ["alone()"]]
+        ["st-contrastive pretrain-mlm", "use()"],
+        ["alone()"],
+    ]
 
 
 def test_markup_naming_no_example_is_an_error(tmp_path):
@@ -68,15 +77,23 @@ def test_every_block_of_the_docs_is_found_with_valid_markup():
 def test_an_example_can_come_after_one_on_another_page(tmp_path):
     """The README names an example of a docs page and the other way round: one chain, in run order."""
     readme, page = tmp_path / "README.md", tmp_path / "page.md"
-    readme.write_text("<!-- example: id=quick-start -->\n```bash\nmake main\n```\n\n"
-                      "<!-- example: after=base -->\n```python\nuse_base()\n```\n")
-    page.write_text("<!-- example: after=quick-start -->\n```python\nuse_main()\n```\n\n"
-                    "<!-- example: id=base -->\n```bash\nst-contrastive pretrain-mlm\n```\n")
+    readme.write_text(
+        "<!-- example: id=quick-start -->\n```bash\nmake main\n```\n\n"
+        "<!-- example: after=base -->\n```python\nuse_base()\n```\n"
+    )
+    page.write_text(
+        "<!-- example: after=quick-start -->\n```python\nuse_main()\n```\n\n"
+        "<!-- example: id=base -->\n```bash\nst-contrastive pretrain-mlm\n```\n"
+    )
     found = examples([readme, page])
     assert [(example.path.name, example.name) for example in found if "id" in example.options] == [
-        ("README.md", "quick-start"), ("page.md", "base")]
+        ("README.md", "quick-start"),
+        ("page.md", "base"),
+    ]
     assert [[example.code for example in chain] for chain in chains(found)] == [
-        ["make main", "use_main()"], ["st-contrastive pretrain-mlm", "use_base()"]]
+        ["make main", "use_main()"],
+        ["st-contrastive pretrain-mlm", "use_base()"],
+    ]
 
 
 def test_two_examples_of_one_name_are_an_error_even_on_two_pages(tmp_path):

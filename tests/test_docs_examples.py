@@ -48,8 +48,12 @@ def tier(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(cache))
         patch.setattr("huggingface_hub.HfApi.create_repo", lambda self, repo_id, **_: SimpleNamespace(repo_id=repo_id))
-        patch.setattr("huggingface_hub.HfApi.upload_folder", lambda self, repo_id, folder_path, **_: uploads.append(
-            repo_id) or SimpleNamespace(commit_url=f"https://huggingface.co/{repo_id}/commit/0"))
+        patch.setattr(
+            "huggingface_hub.HfApi.upload_folder",
+            lambda self, repo_id, folder_path, **_: (
+                uploads.append(repo_id) or SimpleNamespace(commit_url=f"https://huggingface.co/{repo_id}/commit/0")
+            ),
+        )
         cap_python_examples(patch)
         yield SimpleNamespace(root=root, folders={}, names={}, uploads=uploads, model=default_model())
 
@@ -68,8 +72,14 @@ def tiny_masked_lm(folder: Path, tokenizer_source: Path) -> Path:
     from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
     tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_source))
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=512)
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+    )
     BertForMaskedLM(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
@@ -210,8 +220,10 @@ def run_script(argv: list[str], tier) -> None:
     per script: one without a row would run at the paper's size)."""
     script = ROOT / argv[0]
     if argv[0] not in CAPS or not script.is_file():
-        pytest.fail(f"the docs run python {argv[0]}, which this tier does not know how to run (no such script, or no "
-                    f"row for it in CAPS, tests/docs_examples.py): python {' '.join(argv)}")
+        pytest.fail(
+            f"the docs run python {argv[0]}, which this tier does not know how to run (no such script, or no "
+            f"row for it in CAPS, tests/docs_examples.py): python {' '.join(argv)}"
+        )
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sys, "argv", [str(script), *shrink(argv, tier.model)[1:]])
         try:

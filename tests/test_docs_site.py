@@ -16,8 +16,17 @@ REMOTE = re.compile(r"^\s*(https?:)?//", re.IGNORECASE)  # an absolute or protoc
 CSS_REFERENCE = re.compile(r"""url\(\s*['"]?([^'")\s]+)|@import\s+['"]([^'"]+)""", re.IGNORECASE)
 # The HTML attributes that make a browser load something as the page opens (links a reader follows are not among
 # them; <link> is, whatever its rel: stylesheet, preconnect, preload, icon).
-LOADED = {"script": ("src",), "link": ("href",), "img": ("src", "srcset"), "source": ("src", "srcset"),
-          "iframe": ("src",), "audio": ("src",), "video": ("src", "poster"), "embed": ("src",), "object": ("data",)}
+LOADED = {
+    "script": ("src",),
+    "link": ("href",),
+    "img": ("src", "srcset"),
+    "source": ("src", "srcset"),
+    "iframe": ("src",),
+    "audio": ("src",),
+    "video": ("src", "poster"),
+    "embed": ("src",),
+    "object": ("data",),
+}
 
 
 class _Loads(HTMLParser):
@@ -29,8 +38,11 @@ class _Loads(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         for name, value in attrs:
             if value and name in LOADED.get(tag, ()):
-                self.found += [f"<{tag} {name}={part.split()[0]}>" for part in value.split(",")
-                               if part.strip() and REMOTE.match(part)]
+                self.found += [
+                    f"<{tag} {name}={part.split()[0]}>"
+                    for part in value.split(",")
+                    if part.strip() and REMOTE.match(part)
+                ]
             elif value and name == "style":
                 self.found += css_references(value)
         self._in_style = tag == "style"
@@ -45,8 +57,12 @@ class _Loads(HTMLParser):
 
 def css_references(css: str) -> list[str]:
     """The http(s) addresses a stylesheet loads (fonts, images, other stylesheets)."""
-    return [f"css {address}" for match in CSS_REFERENCE.finditer(css) for address in match.groups()
-            if address and REMOTE.match(address)]
+    return [
+        f"css {address}"
+        for match in CSS_REFERENCE.finditer(css)
+        for address in match.groups()
+        if address and REMOTE.match(address)
+    ]
 
 
 def remote_loads(site: Path) -> list[str]:
@@ -69,9 +85,11 @@ def test_scripts_stylesheets_fonts_and_images_from_other_hosts_are_found(tmp_pat
         '<link rel="preconnect" href="https://fonts.gstatic.com">'
         '<script src="//cdn.example.org/x.js"></script><script src="assets/search.js"></script>'
         "<style>@font-face { src: url('https://fonts.example.org/a.woff2') }</style></head>"
-        '<body><a href="https://www.sbert.net">a link a reader follows</a><img src="logo.png"></body></html>')
+        '<body><a href="https://www.sbert.net">a link a reader follows</a><img src="logo.png"></body></html>'
+    )
     (tmp_path / "assets" / "main.css").write_text(
-        '@import "https://fonts.googleapis.com/css?family=Roboto"; .a { background: url(icon.svg) }')
+        '@import "https://fonts.googleapis.com/css?family=Roboto"; .a { background: url(icon.svg) }'
+    )
     assert remote_loads(tmp_path) == [
         "assets/main.css: css https://fonts.googleapis.com/css?family=Roboto",
         "index.html: <link href=https://fonts.gstatic.com>",
@@ -81,8 +99,10 @@ def test_scripts_stylesheets_fonts_and_images_from_other_hosts_are_found(tmp_pat
 
 
 def test_a_site_of_local_files_passes(tmp_path):
-    (tmp_path / "index.html").write_text('<link rel="stylesheet" href="assets/main.css"><script src="search.js">'
-                                         '</script><a href="https://huggingface.co">Hub</a>')
+    (tmp_path / "index.html").write_text(
+        '<link rel="stylesheet" href="assets/main.css"><script src="search.js">'
+        '</script><a href="https://huggingface.co">Hub</a>'
+    )
     (tmp_path / "main.css").write_text(".a { background: url('data:image/svg+xml;x') }")
     assert remote_loads(tmp_path) == []
 

@@ -74,5 +74,7 @@ def test_documents_kept_after_a_skip_give_sentence_transformers_readable_rows(ti
     kept = prepare_declutr_dataset(load_documents(path), tiny_model.tokenizer, SpanSampler(max_length=64))
     assert len(kept) == 3 and kept._indices is None
     tokenize = tiny_model.tokenizer
-    assert [row["token_ids"] for row in kept] == [tokenize(t, add_special_tokens=False)["input_ids"] for t in texts[1:2] + texts[3:]]
+    assert [row["token_ids"] for row in kept] == [
+        tokenize(t, add_special_tokens=False)["input_ids"] for t in texts[1:2] + texts[3:]
+    ]
     SentenceTransformerModelCardData().set_widget_examples(kept)  # ZeroDivisionError before the fix

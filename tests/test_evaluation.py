@@ -215,8 +215,9 @@ def test_evaluate_transfer_on_small_slices(tiny_model):
     split = evaluate_transfer(tiny_model, "sst5", max_rows=40, cache=cache)
     assert split["C"] in NESTED_CV_GRID and (split["n_train"], split["n_dev"], split["n_test"]) == (40, 40, 40)
     data = load_transfer("sst5", max_rows=40)
-    predicted = _sklearn_test_score(cache.encode(data.texts), data.labels, data.splits == "train",
-                                    data.splits == "test", split["C"])
+    predicted = _sklearn_test_score(
+        cache.encode(data.texts), data.labels, data.splits == "train", data.splits == "test", split["C"]
+    )
     expected = (predicted == data.labels[data.splits == "test"]).mean() * 100
     assert abs(split["accuracy"] - expected) <= 100 / 40 + 1e-9  # at most one of 40 test sentences apart
     mrpc = evaluate_transfer(tiny_model, "mrpc", TransferProtocol(folds=2), max_rows=60, cache=cache)
@@ -253,7 +254,9 @@ def test_expand_tasks_shortcuts_and_unknown_names():
 
 
 def test_report_table_and_json(tiny_model, tmp_path):
-    results = evaluate_model(tiny_model, ["sick-dev", "trec"], max_rows=50, protocol=TransferProtocol(folds=2), show_progress=False)
+    results = evaluate_model(
+        tiny_model, ["sick-dev", "trec"], max_rows=50, protocol=TransferProtocol(folds=2), show_progress=False
+    )
     assert set(results["sick-dev"]) == {"spearman", "n", "seconds"}
     assert results["trec"]["C"] in KFOLD_GRID
     table = format_results_table(results)

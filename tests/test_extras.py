@@ -18,8 +18,10 @@ def test_a_missing_package_names_its_extra_in_one_line():
     with pytest.raises(MissingExtra) as raised:
         require_extra("st_contrastive_absent_package.submodule", "parsing")
     message = str(raised.value)
-    assert message == ("needs the 'parsing' extra (st_contrastive_absent_package is not installed): "
-                       'pip install "st-contrastive[parsing]"')
+    assert message == (
+        "needs the 'parsing' extra (st_contrastive_absent_package is not installed): "
+        'pip install "st-contrastive[parsing]"'
+    )
     # The command line prints a ValueError as one line; callers that catch ImportError still catch it.
     assert isinstance(raised.value, ValueError) and isinstance(raised.value, ImportError)
     assert raised.value.extra == "parsing" and raised.value.name == "st_contrastive_absent_package"

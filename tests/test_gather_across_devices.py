@@ -33,16 +33,22 @@ LONELY = torch.tensor([0, 1, 2, 1, 1])
 def _label_losses(gather: bool) -> dict:
     """SupConLoss and SCALeLoss's SupCon term on plain embeddings (they read no model for these)."""
     supcon_loss = SupConLoss(torch.nn.Identity(), temperature=0.5, gather_across_devices=gather)
-    scale = SCALeLoss(torch.nn.Identity(), classifier=LabelClassifier(DIM, 3), temperature=0.5,
-                      gather_across_devices=gather)
+    scale = SCALeLoss(
+        torch.nn.Identity(), classifier=LabelClassifier(DIM, 3), temperature=0.5, gather_across_devices=gather
+    )
     return {"supcon": supcon_loss.compute_loss, "scale": scale.label_supcon}
 
 
 def _label_supcon(embeddings, labels, gather):
     candidates = gather_candidates(embeddings, labels, gather_across_devices=gather)
     positives = labels[:, None] == candidates.labels[None, :]
-    loss, _ = supcon(similarity_matrix(embeddings, candidates.embeddings), positives,
-                     candidates.not_self(len(embeddings)), 0.5, gather_across_devices=gather)
+    loss, _ = supcon(
+        similarity_matrix(embeddings, candidates.embeddings),
+        positives,
+        candidates.not_self(len(embeddings)),
+        0.5,
+        gather_across_devices=gather,
+    )
     return loss
 
 
@@ -62,8 +68,12 @@ def _on_rank(rank):
     ids = [torch.tensor([0, -1, 1]), torch.tensor([-1, 0])][rank]  # -1: "no id", as NLISupCon's non-entailed rows
     candidates = gather_candidates(torch.zeros(len(ids), 1), ids, gather_across_devices=True, local_ids=True)
     return {
-        "anchor_grad": anchors.grad, "positive_grad": positives.grad, "embedding_grad": embeddings.grad,
-        "offset": candidates.offset, "ids": candidates.labels.tolist(), "weighted": weighted,
+        "anchor_grad": anchors.grad,
+        "positive_grad": positives.grad,
+        "embedding_grad": embeddings.grad,
+        "offset": candidates.offset,
+        "ids": candidates.labels.tolist(),
+        "weighted": weighted,
     }
 
 
@@ -86,15 +96,17 @@ def test_nt_xent_gradients_equal_one_process_over_the_whole_batch(ranks):
     # DDP averages the ranks' gradients: each rank's divided by the number of ranks.
     gathered = torch.cat([ranks[r]["anchor_grad"] for r in range(2)]) / len(SIZES)
     torch.testing.assert_close(gathered, anchors.grad, atol=1e-5, rtol=1e-4)
-    torch.testing.assert_close(torch.cat([ranks[r]["positive_grad"] for r in range(2)]) / len(SIZES),
-                               positives.grad, atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(
+        torch.cat([ranks[r]["positive_grad"] for r in range(2)]) / len(SIZES), positives.grad, atol=1e-5, rtol=1e-4
+    )
 
 
 def test_label_supcon_gradients_equal_one_process_over_the_whole_batch(ranks):
     embeddings = _pairs(1)[0].clone().requires_grad_()
     _label_supcon(embeddings, _labels(), gather=False).backward()
-    torch.testing.assert_close(torch.cat([ranks[r]["embedding_grad"] for r in range(2)]) / len(SIZES),
-                               embeddings.grad, atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(
+        torch.cat([ranks[r]["embedding_grad"] for r in range(2)]) / len(SIZES), embeddings.grad, atol=1e-5, rtol=1e-4
+    )
 
 
 @pytest.mark.parametrize("loss_name", ["supcon", "scale"])

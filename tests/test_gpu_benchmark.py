@@ -9,14 +9,37 @@ def test_the_gpu_benchmark_runs_every_pair_in_both_precisions_on_the_cpu(tiny_ml
     from benchmarks import gpu_step
 
     output = tmp_path / "gpu.json"
-    results = gpu_step.main(["--device", "cpu", "--encoders", tiny_mlm_dir, "--precisions", "fp32", "bf16",
-                             "--batch-documents", "2", "--batch-pairs", "8", "--max-length", "48", "--repeats", "1",
-                             "--batch-sentences", "8", "--parsed", parsed_books, "--find-syncs",
-                             "--output", str(output)])
+    results = gpu_step.main(
+        [
+            "--device",
+            "cpu",
+            "--encoders",
+            tiny_mlm_dir,
+            "--precisions",
+            "fp32",
+            "bf16",
+            "--batch-documents",
+            "2",
+            "--batch-pairs",
+            "8",
+            "--max-length",
+            "48",
+            "--repeats",
+            "1",
+            "--batch-sentences",
+            "8",
+            "--parsed",
+            parsed_books,
+            "--find-syncs",
+            "--output",
+            str(output),
+        ]
+    )
     assert json.loads(output.read_text()) == json.loads(json.dumps(results))
     assert results["device"] == "cpu"
     assert [(r["pair"], r["precision"]) for r in results["rows"]] == [
-        (pair, precision) for pair in gpu_step.PAIRS for precision in ("fp32", "bf16")]
+        (pair, precision) for pair in gpu_step.PAIRS for precision in ("fp32", "bf16")
+    ]
     for row in results["rows"]:
         assert row["method_over_baseline"] > 0 and min(row["examples_per_second"].values()) > 0
         assert row["peak_mib"] is None  # peak memory is read on CUDA only

@@ -25,14 +25,18 @@ def test_label_classifier_predicts_as_scikit_learn_with_the_same_weights():
         LabelClassifier(4, ["only"])
 
 
-@pytest.mark.parametrize("head", [LabelClassifier(8, ["neg", "pos"]), NLIClassifier(8), NLIClassifier(8, hidden_size=5)],
-                         ids=["label", "nli", "nli-two-layer"])
+@pytest.mark.parametrize(
+    "head",
+    [LabelClassifier(8, ["neg", "pos"]), NLIClassifier(8), NLIClassifier(8, hidden_size=5)],
+    ids=["label", "nli", "nli-two-layer"],
+)
 def test_save_and_load_round_trip(tmp_path, head):
     torch.nn.init.normal_(head.linear.weight)
     head.save(str(tmp_path / "head"))
     config = json.loads((tmp_path / "head" / "config.json").read_text())
     assert config == {"embedding_dimension": 8, "labels": head.labels} | (
-        {"hidden_size": head.hidden_size, "normalize": False} if isinstance(head, NLIClassifier) else {})
+        {"hidden_size": head.hidden_size, "normalize": False} if isinstance(head, NLIClassifier) else {}
+    )
     reloaded = type(head).load(str(tmp_path / "head"))
     assert reloaded.labels == head.labels
     for key, value in head.state_dict().items():

@@ -25,8 +25,26 @@ STEPS = 20
 
 
 def supcon_argv(model: str, output: str) -> list[str]:
-    return ["supcon", "--model", model, "--dataset", "snli-dev", "--max-rows", "256", "--batch-size", "16",
-            "--max-steps", str(STEPS), "--save-steps", "10", "--eval-tasks", "--output", output, "--seed", "0"]
+    return [
+        "supcon",
+        "--model",
+        model,
+        "--dataset",
+        "snli-dev",
+        "--max-rows",
+        "256",
+        "--batch-size",
+        "16",
+        "--max-steps",
+        str(STEPS),
+        "--save-steps",
+        "10",
+        "--eval-tasks",
+        "--output",
+        output,
+        "--seed",
+        "0",
+    ]
 
 
 # The command, with SIGINT (what a terminal's Ctrl-C sends) delivered to the process at the end of step 5. Sent from
@@ -56,8 +74,14 @@ main(sys.argv[1:])
 
 def run_until_interrupted(argv: list[str], cwd: Path) -> tuple[int, str]:
     """Run the command with a Ctrl-C at the end of its fifth step; returns its exit status and standard error."""
-    done = subprocess.run([sys.executable, "-c", _INTERRUPTED_AT_STEP_5, *argv], cwd=cwd, capture_output=True,
-                          text=True, timeout=600, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", _INTERRUPTED_AT_STEP_5, *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     return done.returncode, done.stderr
 
 
@@ -97,9 +121,13 @@ def test_a_resume_with_other_settings_is_refused_and_more_steps_warned(tmp_path,
     checks = SettingChecks()
     other = replace(config, temperature=0.5, training=replace(config.training, batch_size=8))
     assert check_resume(checks, str(run), asdict(other)) == checkpoint
-    assert checks.problems == [(f"--resume-from-checkpoint {run}: the run was started with other settings "
-                               "(--temperature 1 -> 0.5; --batch-size 64 -> 8): pass the original options, or start "
-                               "a new run in another --output")]
+    assert checks.problems == [
+        (
+            f"--resume-from-checkpoint {run}: the run was started with other settings "
+            "(--temperature 1 -> 0.5; --batch-size 64 -> 8): pass the original options, or start "
+            "a new run in another --output"
+        )
+    ]
 
     checks = SettingChecks()
     longer = replace(config, training=replace(config.training, max_steps=500, resume_from_checkpoint=str(run)))
@@ -119,17 +147,23 @@ def test_the_interrupt_line_names_the_resume_point(second):
         checkpoint = Path("runs/x/checkpoints/checkpoint-5" if second else "runs/x/checkpoints/checkpoint-7")
         resume_step = 5 if second else 7
 
-    line = interrupted_line("declutr", ["--max-steps", "9", "--overwrite", "--resume-from-checkpoint", "old"],
-                            Interrupted())
+    line = interrupted_line(
+        "declutr", ["--max-steps", "9", "--overwrite", "--resume-from-checkpoint", "old"], Interrupted()
+    )
     at = "7 (the last checkpoint is of step 5)" if second else "7"
-    assert line == (f"st-contrastive declutr: interrupted at step {at}; resume with st-contrastive declutr "
-                    "--max-steps 9 --resume-from-checkpoint runs/x")
+    assert line == (
+        f"st-contrastive declutr: interrupted at step {at}; resume with st-contrastive declutr "
+        "--max-steps 9 --resume-from-checkpoint runs/x"
+    )
     assert interrupted_line("supcon-sweep", ["--output", "s", "--rerun"], Interrupted()).endswith(
-        "resume with rerun st-contrastive supcon-sweep --output s (finished runs are reused)")
+        "resume with rerun st-contrastive supcon-sweep --output s (finished runs are reused)"
+    )
     assert interrupted_line("active", ["--output", "al"], Interrupted()).endswith(
-        "resume with st-contrastive active --resume-from-checkpoint al")
+        "resume with st-contrastive active --resume-from-checkpoint al"
+    )
     # pretrain-mlm resumes in its --output: the bare flag, given once (also where the old --resume was given).
     for given in ("--resume-from-checkpoint", "--resume"):
         assert interrupted_line("pretrain-mlm", [given, "--output", "m"], Interrupted()).endswith(
-            "resume with st-contrastive pretrain-mlm --output m --resume-from-checkpoint")
+            "resume with st-contrastive pretrain-mlm --output m --resume-from-checkpoint"
+        )
     assert interrupted_line("evaluate", [], KeyboardInterrupt()) == "st-contrastive evaluate: interrupted"

@@ -35,14 +35,20 @@ def label_current(client, status) -> dict:
 def test_the_queue_shows_the_file_labels_and_the_models_guess(run_dir):
     client = TestClient(create_app(LabellingSession(run_dir, annotator="ana")))
     status = client.get("/api/status").json()
-    assert (status["given"], status["round"], status["queried"], status["rounds_done"], status["rounds_total"]) == \
-        (6, 1, 3, 1, 3)
+    assert (status["given"], status["round"], status["queried"], status["rounds_done"], status["rounds_total"]) == (
+        6,
+        1,
+        3,
+        1,
+        3,
+    )
     assert (status["labels_so_far"], status["labels_budget"], status["phase"]) == (6, 12, "labelling")
     first = queries(run_dir, 1)[0]
     assert status["item"]["id"] == int(first["id"]) and status["item"]["text"] == first["text"]
     model_dir = f"{run_dir}/{ARM}/model"  # the guess is round 0's saved model on that text
     probabilities = LabelClassifier.load(f"{model_dir}/classifier").predict_proba(
-        SentenceTransformer(model_dir).encode([first["text"]]))[0]
+        SentenceTransformer(model_dir).encode([first["text"]])
+    )[0]
     assert status["item"]["prediction"] == sorted(SUPPORT)[int(np.argmax(probabilities))]
     assert status["item"]["confidence"] == pytest.approx(float(probabilities.max()), abs=1e-3)
     assert status["curve"][0]["labelled"] == 6 and status["curve"][0]["accuracy"] is not None
@@ -88,11 +94,14 @@ def test_a_double_submit_is_applied_once_and_a_different_label_is_refused(run_di
     assert sum(1 for r in queries(run_dir, 1) if r["label"]) == 1
 
 
-@pytest.mark.parametrize(("change", "status_code", "message"), [
-    ({"label": "refund"}, 400, "unknown label 'refund'; expected one of ['billing', 'bug', 'question']"),
-    ({"id": 10_000}, 400, "row 10000 was not queried in round 1"),
-    ({"round": 0}, 409, "round 0 is over; the run waits for the labels of round 1"),
-])
+@pytest.mark.parametrize(
+    ("change", "status_code", "message"),
+    [
+        ({"label": "refund"}, 400, "unknown label 'refund'; expected one of ['billing', 'bug', 'question']"),
+        ({"id": 10_000}, 400, "row 10000 was not queried in round 1"),
+        ({"round": 0}, 409, "round 0 is over; the run waits for the labels of round 1"),
+    ],
+)
 def test_bad_requests_are_refused_and_change_nothing(run_dir, change, status_code, message):
     client = TestClient(create_app(LabellingSession(run_dir)))
     item = client.get("/api/status").json()["item"]
@@ -126,8 +135,10 @@ def test_a_labelled_round_trains_the_next_then_the_budget_exports_every_label(ru
     assert status["phase"] == "done" and status["rounds_done"] == 3 and status["round"] is None
     assert [point["labelled"] for point in status["curve"]] == [6, 9, 12]
     assert all(point["accuracy"] is not None for point in status["curve"])
-    assert status["commands"] == [f"st-contrastive evaluate {run_dir}/{ARM}/model",
-                                  f"st-contrastive push {run_dir}/{ARM}/model --repo-id USER/NAME"]
+    assert status["commands"] == [
+        f"st-contrastive evaluate {run_dir}/{ARM}/model",
+        f"st-contrastive push {run_dir}/{ARM}/model --repo-id USER/NAME",
+    ]
     state = ArmState.load(f"{run_dir}/{ARM}")
     assert {i: label for i, label in state.labelled.items()} and len(state.labelled) == 12
 

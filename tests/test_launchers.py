@@ -25,8 +25,15 @@ BIN = Path(sys.executable).parent
 
 def _launch(launcher: list[str], recipe: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
     env = os.environ | {"HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
-    return subprocess.run([*launcher, "-m", "st_contrastive.cli", *recipe], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600, check=False)
+    return subprocess.run(
+        [*launcher, "-m", "st_contrastive.cli", *recipe],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
 
 
 def _check(done: subprocess.CompletedProcess, output: Path, world_size: int, runs: int = 1) -> dict:
@@ -44,10 +51,32 @@ def _check(done: subprocess.CompletedProcess, output: Path, world_size: int, run
 def test_multiview_recipe_under_torchrun_parses_once(tmp_path):
     pytest.importorskip("spacy")
     output, cache = tmp_path / "multiview", tmp_path / "parsed"
-    done = _launch([str(BIN / "torchrun"), "--standalone", "--nproc_per_node", "2"], [
-        "multiview", "--dataset", "books", "--max-rows", "1", "--parse-cache", str(cache), "--views", "dep,seq",
-        "--word-dim", "16", "--dim", "12", "--max-steps", "2", "--batch-size", "16", "--eval-tasks",
-        "--output", str(output)], tmp_path)
+    done = _launch(
+        [str(BIN / "torchrun"), "--standalone", "--nproc_per_node", "2"],
+        [
+            "multiview",
+            "--dataset",
+            "books",
+            "--max-rows",
+            "1",
+            "--parse-cache",
+            str(cache),
+            "--views",
+            "dep,seq",
+            "--word-dim",
+            "16",
+            "--dim",
+            "12",
+            "--max-steps",
+            "2",
+            "--batch-size",
+            "16",
+            "--eval-tasks",
+            "--output",
+            str(output),
+        ],
+        tmp_path,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads((output / "results.json").read_text())
     assert results["train"]["world_size"] == 2
@@ -67,10 +96,39 @@ def test_pretrain_mlm_under_torchrun_shares_one_tokenizer_and_one_stop(tmp_path)
     output = tmp_path / "mlm"
     # --max-minutes ends the run after its first step; rank 0's clock decides for both ranks, else one would wait
     # forever for the other's gradients (the launcher's timeout would end the test).
-    done = _launch([str(BIN / "torchrun"), "--standalone", "--nproc_per_node", "2"], [
-        "pretrain-mlm", "--dataset", "wiki", "--max-rows", "20", "--output", str(output), "--vocab-size", "800",
-        "--hidden-size", "32", "--num-layers", "1", "--num-heads", "2", "--max-seq-length", "64", "--batch-size", "4",
-        "--max-steps", "1000", "--max-minutes", "0.0001", "--eval-blocks", "16", "--save-steps", "500"], tmp_path)
+    done = _launch(
+        [str(BIN / "torchrun"), "--standalone", "--nproc_per_node", "2"],
+        [
+            "pretrain-mlm",
+            "--dataset",
+            "wiki",
+            "--max-rows",
+            "20",
+            "--output",
+            str(output),
+            "--vocab-size",
+            "800",
+            "--hidden-size",
+            "32",
+            "--num-layers",
+            "1",
+            "--num-heads",
+            "2",
+            "--max-seq-length",
+            "64",
+            "--batch-size",
+            "4",
+            "--max-steps",
+            "1000",
+            "--max-minutes",
+            "0.0001",
+            "--eval-blocks",
+            "16",
+            "--save-steps",
+            "500",
+        ],
+        tmp_path,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads((output / "pretraining.json").read_text())
     assert results["world_size"] == 2 and results["stopped_by_max_minutes"] and results["steps_done"] == 1
@@ -86,10 +144,37 @@ def test_chain_under_torchrun_trains_every_stage_on_both_ranks(tmp_path, tiny_ml
     supcon commands, so this is also the declutr command under torchrun (one launch: starting ranks costs more than
     their few steps)."""
     output = tmp_path / "chain"
-    done = _launch([str(BIN / "torchrun"), "--standalone", "--nproc_per_node", "2"], [
-        "chain", "--model", tiny_mlm_dir, "--declutr-steps", "2", "--supcon-steps", "2", "--eval-tasks", "stsb-test",
-        "--eval-max-rows", "100", "--output", str(output), "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "8",
-        "--batch-size", "2", "--max-span-length", "32", "--min-span-length", "8", "--save-steps", "2"], tmp_path)
+    done = _launch(
+        [str(BIN / "torchrun"), "--standalone", "--nproc_per_node", "2"],
+        [
+            "chain",
+            "--model",
+            tiny_mlm_dir,
+            "--declutr-steps",
+            "2",
+            "--supcon-steps",
+            "2",
+            "--eval-tasks",
+            "stsb-test",
+            "--eval-max-rows",
+            "100",
+            "--output",
+            str(output),
+            "--dataset",
+            str(data_file("corpus/docs.jsonl.gz")),
+            "--max-rows",
+            "8",
+            "--batch-size",
+            "2",
+            "--max-span-length",
+            "32",
+            "--min-span-length",
+            "8",
+            "--save-steps",
+            "2",
+        ],
+        tmp_path,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     chain = json.loads((output / "chain.json").read_text())
     assert list(chain["scores"]) == ["base", "declutr", "supcon", "declutr+supcon"]
@@ -106,17 +191,52 @@ def test_chain_under_torchrun_trains_every_stage_on_both_ranks(tmp_path, tiny_ml
 
 
 @pytest.mark.skipif(shutil.which("accelerate", path=str(BIN)) is None, reason="accelerate's launcher is not installed")
-def test_supcon_sweep_under_accelerate_launch_then_resumed_in_one_process(tmp_path, tiny_mlm_dir, monkeypatch,
-                                                                          capsys):
+def test_supcon_sweep_under_accelerate_launch_then_resumed_in_one_process(tmp_path, tiny_mlm_dir, monkeypatch, capsys):
     """A sweep's variants train on both ranks; run again without a launcher (here, in this process), it reuses them
     (rank 0 wrote them). The variants are supcon command runs, so this is also the supcon command under accelerate
     launch."""
     output = tmp_path / "sweep"
-    sweep = ["supcon-sweep", "--model", tiny_mlm_dir, "--output", str(output), "--supcon-weight", "0", "0.5",
-             "--candidates", "allpalln", "--dataset", "snli-dev", "--max-rows", "48", "--batch-size", "12",
-             "--max-steps", "2", "--eval-tasks", "stsb-test", "--eval-max-rows", "100"]
-    done = _launch([str(BIN / "accelerate"), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
-                    "--mixed_precision", "no", "--dynamo_backend", "no"], sweep, tmp_path)
+    sweep = [
+        "supcon-sweep",
+        "--model",
+        tiny_mlm_dir,
+        "--output",
+        str(output),
+        "--supcon-weight",
+        "0",
+        "0.5",
+        "--candidates",
+        "allpalln",
+        "--dataset",
+        "snli-dev",
+        "--max-rows",
+        "48",
+        "--batch-size",
+        "12",
+        "--max-steps",
+        "2",
+        "--eval-tasks",
+        "stsb-test",
+        "--eval-max-rows",
+        "100",
+    ]
+    done = _launch(
+        [
+            str(BIN / "accelerate"),
+            "launch",
+            "--multi_gpu",
+            "--num_processes",
+            "2",
+            "--num_machines",
+            "1",
+            "--mixed_precision",
+            "no",
+            "--dynamo_backend",
+            "no",
+        ],
+        sweep,
+        tmp_path,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     for variant in ("ce-only", "allpalln-lambda0.5"):
         results = _check(done, output / variant, world_size=2, runs=2)

@@ -18,20 +18,31 @@ SECTIONS = ("Args:", "References:", "Requirements:", "Inputs:", "Relations:", "E
 
 
 def test_every_exported_loss_is_covered():
-    assert {loss.__name__ for loss in LOSSES} == {"CachedDeCLUTRLoss", "CachedNLISupConLoss", "CachedSupConLoss", "DeCLUTRLoss", "MultiViewBilinearLoss", "NLISupConLoss",
-                                                  "SCALeLoss", "SupConLoss"}
+    assert {loss.__name__ for loss in LOSSES} == {
+        "CachedDeCLUTRLoss",
+        "CachedNLISupConLoss",
+        "CachedSupConLoss",
+        "DeCLUTRLoss",
+        "MultiViewBilinearLoss",
+        "NLISupConLoss",
+        "SCALeLoss",
+        "SupConLoss",
+    }
 
 
 @pytest.fixture()
 def model_for(tiny_model):
     """The model a loss trains: the tiny Transformer + Pooling, or a tiny multi-view model for the bilinear loss."""
+
     def model(loss_class):
         if loss_class.__name__ != "MultiViewBilinearLoss":
             return tiny_model
         from st_contrastive.models import multiview_model
         from st_contrastive.parsing import ParsedSentence
 
-        sentence = ParsedSentence(["Dogs", "bark", "."], ["NOUN", "VERB", "PUNCT"], [2, 0, 2], ["nsubj", "root", "punct"])
+        sentence = ParsedSentence(
+            ["Dogs", "bark", "."], ["NOUN", "VERB", "PUNCT"], [2, 0, 2], ["nsubj", "root", "punct"]
+        )
         return multiview_model(["dep", "seq"], [sentence], parser=None, word_dim=8, dim=8)
 
     return model

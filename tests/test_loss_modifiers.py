@@ -79,10 +79,13 @@ def wrapped(model, loss, features, labels, seed=0) -> dict[str, float]:
 
 
 def declutr_batch(model):
-    collator = DeCLUTRDataCollator(model.tokenizer, SpanSampler(num_anchors=2, num_positives=2, min_length=8,
-                                                                max_length=32), seed=0)
+    collator = DeCLUTRDataCollator(
+        model.tokenizer, SpanSampler(num_anchors=2, num_positives=2, min_length=8, max_length=32), seed=0
+    )
     batch = collator([{"token_ids": list(range(100 + d, 400 + d))} for d in range(3)])
-    return [{k[len(prefix):]: v for k, v in batch.items() if k.startswith(prefix)} for prefix in ("anchor_", "positive_")]
+    return [
+        {k[len(prefix) :]: v for k, v in batch.items() if k.startswith(prefix)} for prefix in ("anchor_", "positive_")
+    ]
 
 
 def test_declutr_at_each_dimension_with_mlm_counted_once(tiny_model):
@@ -113,9 +116,13 @@ def test_cached_declutr_takes_part_in_the_gradient_cache_protocol(tiny_model):
     assert torch.allclose(cached_gradient, uncached_gradient, atol=1e-5)
 
 
-NLI = [("A dog runs .", "An animal moves .", 0), ("A dog runs .", "A cat sleeps .", 2),
-       ("A dog runs .", "The dog is fast .", 1), ("A man cooks .", "Someone makes food .", 0),
-       ("A man cooks .", "A woman swims .", 2)]
+NLI = [
+    ("A dog runs .", "An animal moves .", 0),
+    ("A dog runs .", "A cat sleeps .", 2),
+    ("A dog runs .", "The dog is fast .", 1),
+    ("A man cooks .", "Someone makes food .", 0),
+    ("A man cooks .", "A woman swims .", 2),
+]
 
 
 def test_nli_supcon_at_each_dimension_with_the_head_at_full_size(tiny_model):
@@ -159,8 +166,10 @@ def test_scale_at_each_dimension_over_the_same_dropout_views(tiny_model):
 def test_supcon_inside_adaptive_layer_and_2d_matryoshka(tiny_model):
     tiny_model.eval()
     features, labels = [tiny_model.tokenize(["who is it ?", "where is it ?", "who was it ?"])], torch.tensor([0, 1, 0])
-    for modifier in (AdaptiveLayerLoss(tiny_model, SupConLoss(tiny_model)),
-                     Matryoshka2dLoss(tiny_model, SupConLoss(tiny_model), DIMS)):
+    for modifier in (
+        AdaptiveLayerLoss(tiny_model, SupConLoss(tiny_model)),
+        Matryoshka2dLoss(tiny_model, SupConLoss(tiny_model), DIMS),
+    ):
         assert torch.isfinite(modifier([dict(f) for f in features], labels))
 
 
@@ -185,7 +194,9 @@ def layer_batch(model, name):
     if name == "declutr":
         return declutr_batch(model), None
     if name == "nli-supcon":
-        return [model.tokenize([r[0] for r in NLI]), model.tokenize([r[1] for r in NLI])], torch.tensor([r[2] for r in NLI])
+        return [model.tokenize([r[0] for r in NLI]), model.tokenize([r[1] for r in NLI])], torch.tensor(
+            [r[2] for r in NLI]
+        )
     texts = ["who wrote it ?", "where is it ?", "who sang it ?", "where was he ?", "how far is it ?"]
     return [model.tokenize(texts)], torch.tensor([0, 1, 0, 1, 2])
 
@@ -220,22 +231,30 @@ def test_each_loss_trains_inside_2d_matryoshka_with_its_terms_logged(tiny_model,
     tiny_model.train()
     features, labels = layer_batch(tiny_model, name)
     loss = make(tiny_model)
-    out = Matryoshka2dLoss(tiny_model, loss, DIMS, n_layers_per_step=1, n_dims_per_step=-1)([dict(f) for f in features],
-                                                                                          labels)
+    out = Matryoshka2dLoss(tiny_model, loss, DIMS, n_layers_per_step=1, n_dims_per_step=-1)(
+        [dict(f) for f in features], labels
+    )
     assert set(out) >= ({"contrastive", "mlm"} if name == "declutr" else {"supcon", "cross_entropy"})
     out.total().backward()
     assert all(torch.isfinite(v) for v in out.values())
     assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in tiny_model.parameters())
 
 
-@pytest.mark.parametrize("make", [lambda m: CachedDeCLUTRLoss(m, mini_batch_size=2),
-                                  lambda m: __import__("st_contrastive.losses").losses.CachedNLISupConLoss(
-                                      m, mini_batch_size=2)])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda m: CachedDeCLUTRLoss(m, mini_batch_size=2),
+        lambda m: __import__("st_contrastive.losses").losses.CachedNLISupConLoss(m, mini_batch_size=2),
+    ],
+)
 def test_cached_losses_refuse_the_layer_modifiers_in_one_line(tiny_model, make):
     loss = make(tiny_model)
     features = [tiny_model.tokenize(["who is it ?", "where is it ?"]), tiny_model.tokenize(["a", "b"])]
-    with pytest.raises(ValueError, match=f"{type(loss).__name__} does not work inside AdaptiveLayerLoss or "
-                                         "Matryoshka2dLoss .*; use MatryoshkaLoss"):
+    with pytest.raises(
+        ValueError,
+        match=f"{type(loss).__name__} does not work inside AdaptiveLayerLoss or "
+        "Matryoshka2dLoss .*; use MatryoshkaLoss",
+    ):
         AdaptiveLayerLoss(tiny_model, loss)(features, torch.tensor([0, 1]))
 
 
@@ -251,8 +270,9 @@ def test_a_wrapped_loss_trains_and_reloads_with_truncate_dim(tiny_model, tmp_pat
     texts = [f"sentence number {i} about topic {i % 3}" for i in range(24)]
     dataset = Dataset.from_dict({"text": texts, "label": [i % 3 for i in range(24)]})
     loss = MatryoshkaLoss(tiny_model, SCALeLoss(tiny_model, num_labels=3, dropout_rates=(0.0, 0.1)), DIMS)
-    result = train(tiny_model, loss, dataset, TrainSettings(output_dir=str(tmp_path / "out"), batch_size=8,
-                                                              max_steps=3))
+    result = train(
+        tiny_model, loss, dataset, TrainSettings(output_dir=str(tmp_path / "out"), batch_size=8, max_steps=3)
+    )
     logged = [row for row in result.log_history if "loss" in row]
     assert logged and {"supcon", "cross_entropy"} <= set(logged[-1])  # the terms are still logged
     tiny_model.save(str(tmp_path / "model"))
@@ -267,8 +287,9 @@ def test_a_loss_inside_adaptive_layer_trains_through_the_trainer_with_every_term
     dataset = Dataset.from_dict({"text": texts, "label": [i % 3 for i in range(24)]})
     loss = AdaptiveLayerLoss(tiny_model, SCALeLoss(tiny_model, num_labels=3, dropout_rates=(0.0, 0.1)))
     before = tiny_model.encode(texts[:2])
-    result = train(tiny_model, loss, dataset, TrainSettings(output_dir=str(tmp_path / "out"), batch_size=8,
-                                                              max_steps=2))
+    result = train(
+        tiny_model, loss, dataset, TrainSettings(output_dir=str(tmp_path / "out"), batch_size=8, max_steps=2)
+    )
     logged = [row for row in result.log_history if "loss" in row]
     assert logged and {"supcon", "cross_entropy", MODIFIER_TERM} <= set(logged[-1])  # KL between layers: "modifier"
     assert not torch.allclose(torch.as_tensor(tiny_model.encode(texts[:2])), torch.as_tensor(before))
@@ -283,10 +304,37 @@ def test_declutr_command_with_matryoshka_dims_scores_and_publishes_each_size(tmp
     from st_contrastive.evaluation.sts import load_sts
 
     output = tmp_path / "run"
-    cli_main(["declutr", "--model", tiny_mlm_dir, "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows",
-              "12", "--max-steps", "3", "--batch-size", "2", "--max-span-length", "48", "--min-span-length", "8",
-              "--eval-tasks", "stsb-dev", "--eval-max-rows", "60", "--matryoshka-dims", "32", "16",
-              "--matryoshka-weights", "1", "2", "--output", str(output)])
+    cli_main(
+        [
+            "declutr",
+            "--model",
+            tiny_mlm_dir,
+            "--dataset",
+            str(data_file("corpus/docs.jsonl.gz")),
+            "--max-rows",
+            "12",
+            "--max-steps",
+            "3",
+            "--batch-size",
+            "2",
+            "--max-span-length",
+            "48",
+            "--min-span-length",
+            "8",
+            "--eval-tasks",
+            "stsb-dev",
+            "--eval-max-rows",
+            "60",
+            "--matryoshka-dims",
+            "32",
+            "16",
+            "--matryoshka-weights",
+            "1",
+            "2",
+            "--output",
+            str(output),
+        ]
+    )
     results = json.loads((output / "results.json").read_text())
     assert results["train"]["loss"]["matryoshka_dims"] == [32, 16]
     assert results["train"]["loss"]["matryoshka_weights"] == [1.0, 2.0]
@@ -308,9 +356,29 @@ def test_supcon_command_saves_a_head_per_size_that_reads_what_it_trained_on(tmp_
     from st_contrastive.models import load_nli_classifier
 
     output = tmp_path / "run"
-    cli_main(["supcon", "--model", tiny_mlm_dir, "--dataset", "snli-dev", "--max-rows", "48", "--batch-size", "12",
-              "--max-steps", "2", "--eval-tasks", "--matryoshka-dims", "32", "16", "--head-learning-rate", "0.01",
-              "--output", str(output)])  # a head per size: the default, chosen on SNLI dev
+    cli_main(
+        [
+            "supcon",
+            "--model",
+            tiny_mlm_dir,
+            "--dataset",
+            "snli-dev",
+            "--max-rows",
+            "48",
+            "--batch-size",
+            "12",
+            "--max-steps",
+            "2",
+            "--eval-tasks",
+            "--matryoshka-dims",
+            "32",
+            "16",
+            "--head-learning-rate",
+            "0.01",
+            "--output",
+            str(output),
+        ]
+    )  # a head per size: the default, chosen on SNLI dev
     full, at_16 = load_nli_classifier(output / "nli_head"), load_nli_classifier(output / "nli_head-16")
     assert (full.embedding_dimension, at_16.embedding_dimension) == (32, 16)
     # Trained on MatryoshkaLoss's unit vectors, each head normalizes what it reads: the scale of its input is moot.
@@ -325,12 +393,19 @@ def test_supcon_command_saves_a_head_per_size_that_reads_what_it_trained_on(tmp_
     from st_contrastive.training import ContrastiveTrainer
 
     recorded = json.loads((output / SETTINGS_NAME).read_text())["training"]
-    settings = TrainSettings(output_dir=str(tmp_path / "optimizer"), learning_rate=recorded["learning_rate"],
-                             learning_rate_mapping=recorded["learning_rate_mapping"])
+    settings = TrainSettings(
+        output_dir=str(tmp_path / "optimizer"),
+        learning_rate=recorded["learning_rate"],
+        learning_rate_mapping=recorded["learning_rate_mapping"],
+    )
     model = SentenceTransformer(str(output), device="cpu")
     loss = NLISupConLoss(model, size_classifiers={16: NLIClassifier(16)})
-    trainer = ContrastiveTrainer(model=model, args=settings.training_arguments(), loss=loss,
-                                 train_dataset=Dataset.from_dict({"premise": ["a"], "hypothesis": ["b"], "label": [0]}))
+    trainer = ContrastiveTrainer(
+        model=model,
+        args=settings.training_arguments(),
+        loss=loss,
+        train_dataset=Dataset.from_dict({"premise": ["a"], "hypothesis": ["b"], "label": [0]}),
+    )
     rate = {id(p): group["lr"] for group in trainer.create_optimizer().param_groups for p in group["params"]}
     assert {rate[id(p)] for p in [*loss.classifier.parameters(), *loss.size_classifiers.parameters()]} == {0.01}
     assert {rate[id(p)] for p in model.parameters()} == {2e-5}
@@ -340,8 +415,20 @@ def test_a_size_above_the_models_is_named_before_any_evaluation(tmp_path, tiny_m
     from st_contrastive.cli import main as cli_main
 
     with pytest.raises(SystemExit) as exit_:
-        cli_main(["declutr", "--model", tiny_mlm_dir, "--max-rows", "4", "--matryoshka-dims", "64", "16",
-                  "--output", str(tmp_path / "run")])
+        cli_main(
+            [
+                "declutr",
+                "--model",
+                tiny_mlm_dir,
+                "--max-rows",
+                "4",
+                "--matryoshka-dims",
+                "64",
+                "16",
+                "--output",
+                str(tmp_path / "run"),
+            ]
+        )
     assert "--matryoshka-dims 64 16: the model's embeddings have 32 dimensions" in str(exit_.value.code)
     assert "Evaluating" not in capsys.readouterr().err  # before the base model's evaluation
 

@@ -16,9 +16,11 @@ from st_contrastive.losses.contrastive_core import similarity_matrix, supcon
 
 def _declutr_features(model):
     sampler = SpanSampler(num_anchors=2, num_positives=2, min_length=8, max_length=48)
-    dataset = prepare_declutr_dataset(load_documents(data_file("corpus/docs.jsonl.gz"), limit=6), model.tokenizer, sampler)
+    dataset = prepare_declutr_dataset(
+        load_documents(data_file("corpus/docs.jsonl.gz"), limit=6), model.tokenizer, sampler
+    )
     batch = DeCLUTRDataCollator(model.tokenizer, sampler)(list(dataset))
-    return [{k[len(c) + 1:]: v for k, v in batch.items() if k.startswith(c + "_")} for c in ("anchor", "positive")]
+    return [{k[len(c) + 1 :]: v for k, v in batch.items() if k.startswith(c + "_")} for c in ("anchor", "positive")]
 
 
 def test_similarities_are_float32_under_bf16_autocast():
@@ -64,9 +66,28 @@ def test_label_supcon_under_bf16_is_close_to_float32(tiny_model):
 def test_declutr_recipe_trains_in_bf16_on_cpu(tmp_path, tiny_mlm_dir):
     from st_contrastive.recipes.declutr import main
 
-    results = main(["--model", tiny_mlm_dir, "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows",
-                    "8", "--max-steps", "2", "--batch-size", "4", "--max-span-length", "32", "--min-span-length", "8",
-                    "--eval-tasks", "--bf16", "--output", str(tmp_path / "bf16")])
+    results = main(
+        [
+            "--model",
+            tiny_mlm_dir,
+            "--dataset",
+            str(data_file("corpus/docs.jsonl.gz")),
+            "--max-rows",
+            "8",
+            "--max-steps",
+            "2",
+            "--batch-size",
+            "4",
+            "--max-span-length",
+            "32",
+            "--min-span-length",
+            "8",
+            "--eval-tasks",
+            "--bf16",
+            "--output",
+            str(tmp_path / "bf16"),
+        ]
+    )
     logged = results["train"]["last_log"]
     assert results["train"]["steps"] == 2 and results["config"]["training"]["bf16"] is True
     assert all(math.isfinite(logged[k]) for k in ("loss", "contrastive", "mlm", "grad_norm"))

@@ -131,7 +131,10 @@ def test_interrupted_run_resumes_from_its_last_checkpoint(tmp_path, wiki_texts):
     saved = json.loads((interrupted / "pretraining.json").read_text())
     assert saved["held_out_log"] == resumed["held_out_log"]
     assert [step for step, _ in saved["train_loss_log"]] == [step for step, _ in full["train_loss_log"]]
-    weights, reference = load_file(interrupted / "model.safetensors"), load_file(tmp_path / "full" / "model.safetensors")
+    weights, reference = (
+        load_file(interrupted / "model.safetensors"),
+        load_file(tmp_path / "full" / "model.safetensors"),
+    )
     assert all(torch.allclose(weights[name], reference[name], atol=1e-6) for name in reference)
 
 

@@ -35,9 +35,29 @@ def hub_cached_base(tmp_path_factory, tiny_mlm_dir) -> str:
 @pytest.fixture(scope="module")
 def supcon_run(tmp_path_factory, hub_cached_base):
     output = tmp_path_factory.mktemp("run") / "supcon"
-    supcon_main(["--model", hub_cached_base, "--dataset", "snli-dev", "--max-rows", "48", "--max-steps", "2",
-                 "--batch-size", "12", "--save-steps", "2", "--eval-tasks", "stsb-test", "sick-test",
-                 "--eval-max-rows", "40", "--output", str(output)])
+    supcon_main(
+        [
+            "--model",
+            hub_cached_base,
+            "--dataset",
+            "snli-dev",
+            "--max-rows",
+            "48",
+            "--max-steps",
+            "2",
+            "--batch-size",
+            "12",
+            "--save-steps",
+            "2",
+            "--eval-tasks",
+            "stsb-test",
+            "sick-test",
+            "--eval-max-rows",
+            "40",
+            "--output",
+            str(output),
+        ]
+    )
     return output
 
 
@@ -87,16 +107,36 @@ def test_simcse_run_names_its_corpus_and_pushes_to_hub_with_its_card(tmp_path, t
     """Another recipe, through the same write: a base of unknown origin (a local folder) is not claimed as a Hub
     model, and with --push-to-hub the folder's card names the repository it went to."""
     output = tmp_path / "simcse"
-    simcse_main(["--model", tiny_mlm_dir, "--dataset", "wiki", "--max-rows", "20", "--max-steps", "2",
-                 "--batch-size", "8", "--eval-tasks", "stsb-dev", "--eval-max-rows", "40", "--output", str(output),
-                 "--push-to-hub", "someone/tiny-simcse"])
+    simcse_main(
+        [
+            "--model",
+            tiny_mlm_dir,
+            "--dataset",
+            "wiki",
+            "--max-rows",
+            "20",
+            "--max-steps",
+            "2",
+            "--batch-size",
+            "8",
+            "--eval-tasks",
+            "stsb-dev",
+            "--eval-max-rows",
+            "40",
+            "--output",
+            str(output),
+            "--push-to-hub",
+            "someone/tiny-simcse",
+        ]
+    )
     text = (output / "README.md").read_text()
     assert fake_hub["card"] == text and 'SentenceTransformer("someone/tiny-simcse")' in text
     data = ModelCard.load(output / "README.md").data
     assert data.base_model is None and data.license is None
     assert data.datasets == ["wikimedia/wikipedia"] and "loss:MultipleNegativesRankingLoss" in data.tags
     assert [(r.dataset_name, r.dataset_split, r.metric_value) for r in data.eval_results] == [
-        ("stsb-dev", "validation", after_scores(output)["stsb-dev"])]
+        ("stsb-dev", "validation", after_scores(output)["stsb-dev"])
+    ]
 
 
 def test_base_model_hub_ids():
@@ -107,8 +147,12 @@ def test_base_model_hub_ids():
 
 def test_sentence_transformers_own_card_carries_the_metadata(tiny_model, tmp_path):
     """A model saved by sentence-transformers itself (the Python API's ``model.save``) after fill_model_card_data."""
-    results = {"method": "declutr", "model": "someone/bert-small", "config": {"dataset": "wiki"},
-               "after": {"stsb-test": {"spearman": 51.5}}}
+    results = {
+        "method": "declutr",
+        "model": "someone/bert-small",
+        "config": {"dataset": "wiki"},
+        "after": {"stsb-test": {"spearman": 51.5}},
+    }
     metadata = card_metadata(results, "my-declutr", ["st-contrastive", "declutr"])
     metadata.license = "apache-2.0"
     fill_model_card_data(tiny_model, metadata)

@@ -32,6 +32,7 @@ def small_model(sentences, views=("dep", "seq"), parser="spacy"):
 def naive_context_loss(f, g, W, positions, context_size=1, symmetric=True):
     """Per anchor i: −mean over its context sentences p of log softmax_{j≠i} f_iᵀ W g_j, averaged; both ways
     unless not ``symmetric`` (the paper's objective)."""
+
     def one_way(a, b, M):
         losses = []
         for i in range(len(a)):
@@ -91,7 +92,7 @@ def test_a_batch_without_any_context_sentence_gives_a_zero_that_keeps_the_graph(
     _, sentences = corpus
     model = small_model(sentences)
     loss = MultiViewBilinearLoss(model)
-    texts = [s.text for s in sentences if len(s.tokens) > 3][:len(positions)]  # every cell of the trees in use
+    texts = [s.text for s in sentences if len(s.tokens) > 3][: len(positions)]  # every cell of the trees in use
     with caplog.at_level("WARNING"):
         value = loss([model.preprocess(texts)], torch.tensor(positions))
     assert value.item() == 0.0 and value.requires_grad
@@ -123,8 +124,10 @@ def _handmade_model_and_loss(gather: bool):
     from st_contrastive.parsing import ParsedSentence
 
     words = [["the", "cat", "sat"], ["a", "dog", "ran", "off"], ["it", "rained"], ["birds", "sang", "loudly"]]
-    sentences = [ParsedSentence(w, ["X"] * len(w), [2] + [0] + [2] * (len(w) - 2), ["dep"] * len(w), id=str(i))
-                 for i, w in enumerate(words)]
+    sentences = [
+        ParsedSentence(w, ["X"] * len(w), [2] + [0] + [2] * (len(w) - 2), ["dep"] * len(w), id=str(i))
+        for i, w in enumerate(words)
+    ]
     torch.manual_seed(0)
     model = multiview_model(["dep", "seq"], sentences, parser=None, word_dim=8, dim=6)
     loss = MultiViewBilinearLoss(model, gather_across_devices=gather)
@@ -158,8 +161,9 @@ def test_a_rank_without_context_trains_on_and_the_global_mean_stays_exact(two_ra
     assert sum(r["loss"] for r in ranks) / 2 == pytest.approx(value.item(), rel=1e-5)
     assert set(ranks[1]["grads"]) == set(expected)  # rank 1's backward reached every parameter
     for name, grad in expected.items():
-        torch.testing.assert_close((ranks[0]["grads"][name] + ranks[1]["grads"][name]) / 2, grad,
-                                   atol=1e-6, rtol=1e-4, msg=name)
+        torch.testing.assert_close(
+            (ranks[0]["grads"][name] + ranks[1]["grads"][name]) / 2, grad, atol=1e-6, rtol=1e-4, msg=name
+        )
 
 
 def test_block_sampler_keeps_sentences_together_and_shuffles_blocks():
@@ -194,12 +198,17 @@ def test_training_801_sentences_at_batch_400_runs_every_step(corpus, tmp_path):
 
     dataset, sentences = corpus
     copies = -(-801 // len(dataset))  # the corpus repeated as further documents, their positions past the first's
-    dataset = concatenate_datasets([dataset.map(lambda row, k=k: {"label": row["label"] + k * 10**8})
-                                    for k in range(copies)]).select(range(801))
+    dataset = concatenate_datasets(
+        [dataset.map(lambda row, k=k: {"label": row["label"] + k * 10**8}) for k in range(copies)]
+    ).select(range(801))
     model = small_model(sentences, ("seq", "seq"))
-    run = train(model, MultiViewBilinearLoss(model), dataset,
-                TrainSettings(output_dir=str(tmp_path / "checkpoints"), batch_size=400, epochs=1, warmup_ratio=0.0),
-                batch_sampler=ContextBlockBatchSampler)
+    run = train(
+        model,
+        MultiViewBilinearLoss(model),
+        dataset,
+        TrainSettings(output_dir=str(tmp_path / "checkpoints"), batch_size=400, epochs=1, warmup_ratio=0.0),
+        batch_sampler=ContextBlockBatchSampler,
+    )
     assert run.steps == 2 and run.log_history[-1]["train_loss"] > 1.0  # one epoch: blocks of 400 and 401
 
 
@@ -219,10 +228,20 @@ def test_training_lowers_the_loss_and_the_checkpoint_reloads_identically(corpus,
     model = small_model(sentences, ("dep", "const"))
     loss = MultiViewBilinearLoss(model)
     W = loss.bilinear.detach().clone()
-    run = train(model, loss, dataset, TrainSettings(output_dir=str(tmp_path / "checkpoints"), batch_size=32,
-                                                    learning_rate=5e-3, max_steps=40, warmup_ratio=0.0,
-                                                    save_steps=40),
-                batch_sampler=ContextBlockBatchSampler)
+    run = train(
+        model,
+        loss,
+        dataset,
+        TrainSettings(
+            output_dir=str(tmp_path / "checkpoints"),
+            batch_size=32,
+            learning_rate=5e-3,
+            max_steps=40,
+            warmup_ratio=0.0,
+            save_steps=40,
+        ),
+        batch_sampler=ContextBlockBatchSampler,
+    )
     losses = [row["loss"] for row in run.log_history if "loss" in row]
     assert sum(losses[-3:]) / 3 < sum(losses[:3]) / 3 - 0.05, losses
     assert not torch.equal(W, loss.bilinear.detach())  # the loss-owned W trained, and is checkpointed with it
@@ -240,12 +259,14 @@ def test_training_lowers_the_loss_and_the_checkpoint_reloads_identically(corpus,
 
 
 # "Time flies like an arrow" read two ways: flies the verb, or "time flies" the subject of "like".
-TIME_FLIES = ("1\tTime\ttime\tNOUN\tNN\t_\t2\tnsubj\t_\t_\n2\tflies\tfly\tVERB\tVBZ\t_\t0\troot\t_\t_\n"
-              "3\tlike\tlike\tADP\tIN\t_\t5\tcase\t_\t_\n4\tan\ta\tDET\tDT\t_\t5\tdet\t_\t_\n"
-              "5\tarrow\tarrow\tNOUN\tNN\t_\t2\tobl\t_\t_\n\n"
-              "1\tTime\ttime\tNOUN\tNN\t_\t2\tcompound\t_\t_\n2\tflies\tfly\tNOUN\tNNS\t_\t3\tnsubj\t_\t_\n"
-              "3\tlike\tlike\tVERB\tVBP\t_\t0\troot\t_\t_\n4\tan\ta\tDET\tDT\t_\t5\tdet\t_\t_\n"
-              "5\tarrow\tarrow\tNOUN\tNN\t_\t3\tobj\t_\t_\n\n")
+TIME_FLIES = (
+    "1\tTime\ttime\tNOUN\tNN\t_\t2\tnsubj\t_\t_\n2\tflies\tfly\tVERB\tVBZ\t_\t0\troot\t_\t_\n"
+    "3\tlike\tlike\tADP\tIN\t_\t5\tcase\t_\t_\n4\tan\ta\tDET\tDT\t_\t5\tdet\t_\t_\n"
+    "5\tarrow\tarrow\tNOUN\tNN\t_\t2\tobl\t_\t_\n\n"
+    "1\tTime\ttime\tNOUN\tNN\t_\t2\tcompound\t_\t_\n2\tflies\tfly\tNOUN\tNNS\t_\t3\tnsubj\t_\t_\n"
+    "3\tlike\tlike\tVERB\tVBP\t_\t0\troot\t_\t_\n4\tan\ta\tDET\tDT\t_\t5\tdet\t_\t_\n"
+    "5\tarrow\tarrow\tNOUN\tNN\t_\t3\tobj\t_\t_\n\n"
+)
 
 
 def _write_parsed(path, sentences):
@@ -288,8 +309,10 @@ def test_a_missing_plugin_version_names_what_to_install(corpus, tmp_path):
         SentenceTransformer(str(tmp_path), trust_remote_code=True, device="cpu")
 
 
-NEW_CLASS_PATHS = ["st_contrastive.models.multiview.parsed_text_input.ParsedTextInput",
-                   "st_contrastive.models.multiview.multi_view.MultiView"]
+NEW_CLASS_PATHS = [
+    "st_contrastive.models.multiview.parsed_text_input.ParsedTextInput",
+    "st_contrastive.models.multiview.multi_view.MultiView",
+]
 
 
 def test_a_save_records_the_modules_new_class_paths(corpus, tmp_path):
@@ -308,8 +331,10 @@ def test_a_checkpoint_naming_the_modules_paths_before_the_split_loads_identicall
     modules = json.loads(path.read_text())
     for module in modules:
         module["type"] = module["type"].replace("st_contrastive.models.multiview.", "st_contrastive.models.")
-    assert [module["type"] for module in modules] == ["st_contrastive.models.parsed_text_input.ParsedTextInput",
-                                                      "st_contrastive.models.multi_view.MultiView"]
+    assert [module["type"] for module in modules] == [
+        "st_contrastive.models.parsed_text_input.ParsedTextInput",
+        "st_contrastive.models.multi_view.MultiView",
+    ]
     path.write_text(json.dumps(modules))
     reloaded = SentenceTransformer(str(tmp_path), trust_remote_code=True, device="cpu")
     texts = [s.text for s in sentences[:16]]
@@ -360,9 +385,18 @@ def test_the_recipe_trains_evaluates_and_records_derived_trees(parsed_books, tmp
 
     from st_contrastive.recipes.multiview import MultiViewConfig, train_multiview
 
-    config = MultiViewConfig(views="dep,const", parsed=parsed_books, word_dim=16, dim=12, eval_tasks=["trec", "sick-test"],
-                             eval_max_rows=100, eval_folds=2, parse_cache=str(tmp_path / "parsed"),
-                             output=str(tmp_path / "run"), symmetric=False)
+    config = MultiViewConfig(
+        views="dep,const",
+        parsed=parsed_books,
+        word_dim=16,
+        dim=12,
+        eval_tasks=["trec", "sick-test"],
+        eval_max_rows=100,
+        eval_folds=2,
+        parse_cache=str(tmp_path / "parsed"),
+        output=str(tmp_path / "run"),
+        symmetric=False,
+    )
     config = replace(config, training=replace(config.training, batch_size=32, max_steps=4, eval_steps=2))
     results = train_multiview(config)
     saved = json.loads((tmp_path / "run" / "results.json").read_text())

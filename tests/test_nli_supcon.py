@@ -165,8 +165,15 @@ def test_training_falls_saves_head_and_label_accuracy_works(tmp_path, tiny_model
     dataset = load_nli("snli-dev", max_rows=192)
     loss = NLISupConLoss(tiny_model, supcon_weight=0.3)
     args = SentenceTransformerTrainingArguments(
-        output_dir=str(tmp_path / "run"), per_device_train_batch_size=16, max_steps=30, learning_rate=2e-3,
-        logging_steps=1, save_steps=30, report_to="none", seed=0, disable_tqdm=True,
+        output_dir=str(tmp_path / "run"),
+        per_device_train_batch_size=16,
+        max_steps=30,
+        learning_rate=2e-3,
+        logging_steps=1,
+        save_steps=30,
+        report_to="none",
+        seed=0,
+        disable_tqdm=True,
         batch_sampler=PremiseGroupBatchSampler,
     )
     trainer = ContrastiveTrainer(model=tiny_model, args=args, train_dataset=dataset, loss=loss)
@@ -205,8 +212,10 @@ def test_training_falls_saves_head_and_label_accuracy_works(tmp_path, tiny_model
     ("content", "message"),
     [
         ("premise\thypothesis\tlabel\nA dog .\t\tentailment\n", r"pairs.tsv, row 1: no hypothesis text"),
-        ("premise\thypothesis\tlabel\nA dog .\tAn animal .\t-\nA cat .\tA pet .\t-\n",
-         r"pairs.tsv: none of its 2 rows has a gold label"),
+        (
+            "premise\thypothesis\tlabel\nA dog .\tAn animal .\t-\nA cat .\tA pet .\t-\n",
+            r"pairs.tsv: none of its 2 rows has a gold label",
+        ),
         ("premise\thypothesis\n", r"pairs.tsv: no rows"),
     ],
 )
@@ -222,8 +231,10 @@ def test_missing_and_list_labels_are_named(tmp_path):
     path.write_text('{"premise": "A dog .", "hypothesis": "An animal .", "label": ["entailment", "neutral"]}\n')
     with pytest.raises(ValueError, match=r"pairs.jsonl, row 1: the label is a list"):
         load_nli(str(path))
-    path.write_text('{"premise": "A dog .", "hypothesis": "An animal .", "label": 0}\n'
-                    '{"premise": "A cat .", "hypothesis": "A pet .", "label": null}\n')
+    path.write_text(
+        '{"premise": "A dog .", "hypothesis": "An animal .", "label": 0}\n'
+        '{"premise": "A cat .", "hypothesis": "A pet .", "label": null}\n'
+    )
     with pytest.raises(ValueError, match=r"pairs.jsonl, row 2: no label"):
         load_nli(str(path))
 
@@ -238,8 +249,15 @@ def test_resume_restores_the_selection_generator_and_counters(tmp_path, tiny_mlm
         torch.manual_seed(0)
         model = SentenceTransformer(modules=[Transformer(tiny_mlm_dir, max_seq_length=64), Pooling(32)], device="cpu")
         args = SentenceTransformerTrainingArguments(
-            output_dir=str(output_dir), per_device_train_batch_size=16, max_steps=6, learning_rate=1e-3,
-            save_steps=save_steps, report_to="none", seed=0, disable_tqdm=True, batch_sampler=PremiseGroupBatchSampler,
+            output_dir=str(output_dir),
+            per_device_train_batch_size=16,
+            max_steps=6,
+            learning_rate=1e-3,
+            save_steps=save_steps,
+            report_to="none",
+            seed=0,
+            disable_tqdm=True,
+            batch_sampler=PremiseGroupBatchSampler,
         )
         loss = NLISupConLoss(model, supcon_weight=0.5, positives=1, negatives=1, seed=3)
         return ContrastiveTrainer(model=model, args=args, train_dataset=dataset, loss=loss)
@@ -254,7 +272,9 @@ def test_resume_restores_the_selection_generator_and_counters(tmp_path, tiny_mlm
     assert torch.equal(resumed.loss.classifier.linear.weight, straight.loss.classifier.linear.weight)
     assert torch.equal(resumed.loss.generator.get_state(), straight.loss.generator.get_state())
     assert (resumed.loss.anchors_seen, resumed.loss.anchors_without_positive) == (
-        straight.loss.anchors_seen, straight.loss.anchors_without_positive)
+        straight.loss.anchors_seen,
+        straight.loss.anchors_without_positive,
+    )
 
 
 @pytest.mark.parametrize("similarity", ["cosine", "dot"])
@@ -275,7 +295,8 @@ def test_premise_supcon_equals_pytorch_metric_learning_with_reference_embeddings
     a2, n = (~positive).nonzero(as_tuple=True)
     distance = CosineSimilarity() if similarity == "cosine" else DotProductSimilarity(normalize_embeddings=False)
     reference = PMLSupConLoss(temperature=0.5, distance=distance)(
-        premises[[0, 3, 5, 9]], indices_tuple=(a1, p, a2, n), ref_emb=hypotheses)
+        premises[[0, 3, 5, 9]], indices_tuple=(a1, p, a2, n), ref_emb=hypotheses
+    )
     assert ours.item() == pytest.approx(reference.item(), abs=1e-5)
     assert loss.anchors_without_positive == 1
 
@@ -283,12 +304,16 @@ def test_premise_supcon_equals_pytorch_metric_learning_with_reference_embeddings
 def test_premises_are_grouped_by_text_with_the_collator(tiny_model):
     from st_contrastive.data import PremiseGroupDataCollator
 
-    rows = [{"premise": "A dog runs .", "hypothesis": "An animal moves .", "label": 0},
-            {"premise": "a DOG runs .", "hypothesis": "A cat sleeps .", "label": 0},  # same tokens, uncased
-            {"premise": "a DOG runs .", "hypothesis": "Nothing moves .", "label": 2}]
+    rows = [
+        {"premise": "A dog runs .", "hypothesis": "An animal moves .", "label": 0},
+        {"premise": "a DOG runs .", "hypothesis": "A cat sleeps .", "label": 0},  # same tokens, uncased
+        {"premise": "a DOG runs .", "hypothesis": "Nothing moves .", "label": 2},
+    ]
     batch = PremiseGroupDataCollator(tiny_model.preprocess)(rows)
     assert batch["premise_group"].tolist() == [0, 1, 1]
-    features = [{k[len(c) + 1:]: v for k, v in batch.items() if k.startswith(c + "_")} for c in ("premise", "hypothesis")]
+    features = [
+        {k[len(c) + 1 :]: v for k, v in batch.items() if k.startswith(c + "_")} for c in ("premise", "hypothesis")
+    ]
     assert torch.equal(features[0]["input_ids"][0], features[0]["input_ids"][1])  # token ids cannot tell them apart
     by_text, by_tokens = NLISupConLoss(tiny_model, supcon_weight=0.5), NLISupConLoss(tiny_model, supcon_weight=0.5)
     by_text(features, batch["label"])

@@ -39,14 +39,33 @@ def parse(argv: list[str]) -> Outer:
 
 def test_the_parser_is_the_dataclass():
     assert parse(["x"]) == Outer(source="x")
-    config = parse(["x", "--limit", "3", "--no-attention", "--mode", "b", "--tasks", "a", "b", "--batch-size", "2",
-                    "--rates", "0.5"])
-    assert config == Outer(source="x", limit=3, attention=False, mode="b", tasks=["a", "b"],
-                           inner=Inner(batch_size=2, rates=[0.5]))
+    config = parse(
+        [
+            "x",
+            "--limit",
+            "3",
+            "--no-attention",
+            "--mode",
+            "b",
+            "--tasks",
+            "a",
+            "b",
+            "--batch-size",
+            "2",
+            "--rates",
+            "0.5",
+        ]
+    )
+    assert config == Outer(
+        source="x", limit=3, attention=False, mode="b", tasks=["a", "b"], inner=Inner(batch_size=2, rates=[0.5])
+    )
     assert parse(["x", "--no-eval"]).tasks == []
     # On by default without a flag of its own: both spellings, the positive one a no-op kept for old commands.
     assert (parse(["x"]).resume, parse(["x", "--resume"]).resume, parse(["x", "--no-resume"]).resume) == (
-        True, True, False)
+        True,
+        True,
+        False,
+    )
     with pytest.raises(SystemExit):
         parse(["x", "--mode", "c"])
 
@@ -105,19 +124,38 @@ def test_one_name_per_concept_across_the_commands():
         for flag, dest in live.items():
             dest_of.setdefault(flag, set()).add(dest)
     assert {flag: dests for flag, dests in dest_of.items() if len(dests) > 1} == {}
-    for retired in ("--documents", "--corpus", "--train", "--max-documents", "--limit-documents", "--seeds",
-                    "--weights", "--skip-before", "--skip-base", "--vocabulary-size", "--resume"):
+    for retired in (
+        "--documents",
+        "--corpus",
+        "--train",
+        "--max-documents",
+        "--limit-documents",
+        "--seeds",
+        "--weights",
+        "--skip-before",
+        "--skip-base",
+        "--vocabulary-size",
+        "--resume",
+    ):
         assert retired not in dest_of, retired
 
 
 # Each command's config class and the arguments it cannot do without.
 CONFIGS = {
-    "declutr": ("DeCLUTRConfig", {}), "declutr-ablation": ("AblationConfig", {"model": "m"}),
-    "simcse": ("SimCSEConfig", {}), "supcon": ("SupConNLIConfig", {}), "chain": ("ChainConfig", {"model": "m"}),
-    "supcon-sweep": ("SweepConfig", {}), "pretrain-mlm": ("PretrainMLMConfig", {}),
-    "multiview": ("MultiViewConfig", {}), "active": ("ActiveCommand", {}), "evaluate": ("EvaluateConfig", {"model": "m"}),
-    "convert": ("ConvertConfig", {"source": "m", "output": "o"}), "push": ("PushConfig", {"run_dir": "r", "repo_id": "a/b"}),
-    "parse": ("ParseConfig", {}), "label": ("LabelConfig", {"run_dir": "r"}),
+    "declutr": ("DeCLUTRConfig", {}),
+    "declutr-ablation": ("AblationConfig", {"model": "m"}),
+    "simcse": ("SimCSEConfig", {}),
+    "supcon": ("SupConNLIConfig", {}),
+    "chain": ("ChainConfig", {"model": "m"}),
+    "supcon-sweep": ("SweepConfig", {}),
+    "pretrain-mlm": ("PretrainMLMConfig", {}),
+    "multiview": ("MultiViewConfig", {}),
+    "active": ("ActiveCommand", {}),
+    "evaluate": ("EvaluateConfig", {"model": "m"}),
+    "convert": ("ConvertConfig", {"source": "m", "output": "o"}),
+    "push": ("PushConfig", {"run_dir": "r", "repo_id": "a/b"}),
+    "parse": ("ParseConfig", {}),
+    "label": ("LabelConfig", {"run_dir": "r"}),
 }
 
 

@@ -12,8 +12,27 @@ from st_contrastive.cli import main as cli_main
 
 
 def supcon(model: str, output, *extra: str) -> list[str]:
-    return ["supcon", "--model", model, "--dataset", "snli-dev", "--max-rows", "64", "--batch-size", "16",
-            "--max-steps", "2", "--save-steps", "2", "--eval-tasks", "--output", str(output), "--seed", "0", *extra]
+    return [
+        "supcon",
+        "--model",
+        model,
+        "--dataset",
+        "snli-dev",
+        "--max-rows",
+        "64",
+        "--batch-size",
+        "16",
+        "--max-steps",
+        "2",
+        "--save-steps",
+        "2",
+        "--eval-tasks",
+        "--output",
+        str(output),
+        "--seed",
+        "0",
+        *extra,
+    ]
 
 
 def test_a_finished_run_is_refused_then_replaced_with_overwrite(tmp_path, tiny_mlm_dir, capsys, caplog):
@@ -27,8 +46,10 @@ def test_a_finished_run_is_refused_then_replaced_with_overwrite(tmp_path, tiny_m
     with pytest.raises(SystemExit) as exit_:
         cli_main(supcon(tiny_mlm_dir, output))
     assert exit_.value.code == 2
-    assert capsys.readouterr().err == (f"st-contrastive supcon: error: --output {output}: holds a finished run "
-                                       "(results.json): add --overwrite to replace it, or choose another --output\n")
+    assert capsys.readouterr().err == (
+        f"st-contrastive supcon: error: --output {output}: holds a finished run "
+        "(results.json): add --overwrite to replace it, or choose another --output\n"
+    )
     assert (output / "results.json").read_bytes() == finished and (output / "hub-upload").exists()
 
     cli_main(supcon(tiny_mlm_dir, output, "--overwrite"))

@@ -115,8 +115,10 @@ def to_conllu(sentences: list[ParsedSentence]) -> str:
     lines = []
     for s in sentences:
         lines.append(f"# sent_id = {s.id}")
-        lines += [f"{i}\t{token}\t_\t{pos}\t{pos}\t_\t{head}\t{relation}\t_\t_"
-                  for i, (token, pos, head, relation) in enumerate(zip(s.tokens, s.pos, s.heads, s.relations), 1)]
+        lines += [
+            f"{i}\t{token}\t_\t{pos}\t{pos}\t_\t{head}\t{relation}\t_\t_"
+            for i, (token, pos, head, relation) in enumerate(zip(s.tokens, s.pos, s.heads, s.relations), 1)
+        ]
         lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -135,28 +137,86 @@ def stanza_models(tmp_path_factory, spacy_parser):
     (folder / "train.conllu").write_text(to_conllu(silver[:260]))
     (folder / "dev.conllu").write_text(to_conllu(silver[260:]))
     (folder / "resources.json").write_text("{}")  # what stanza.download leaves; no English entry: models by path
-    common = ["--lang", "en", "--shorthand", "en_silver", "--train_file", str(folder / "train.conllu"),
-              "--eval_file", str(folder / "dev.conllu"), "--save_dir", str(folder), "--no_pretrain", "--no_char",
-              "--cpu", "--hidden_dim", "32", "--word_emb_dim", "32", "--tag_emb_dim", "16",
-              "--deep_biaff_hidden_dim", "32", "--num_layers", "1", "--seed", "1"]
+    common = [
+        "--lang",
+        "en",
+        "--shorthand",
+        "en_silver",
+        "--train_file",
+        str(folder / "train.conllu"),
+        "--eval_file",
+        str(folder / "dev.conllu"),
+        "--save_dir",
+        str(folder),
+        "--no_pretrain",
+        "--no_char",
+        "--cpu",
+        "--hidden_dim",
+        "32",
+        "--word_emb_dim",
+        "32",
+        "--tag_emb_dim",
+        "16",
+        "--deep_biaff_hidden_dim",
+        "32",
+        "--num_layers",
+        "1",
+        "--seed",
+        "1",
+    ]
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny LSTMs: more threads only contend on a shared 2-core machine
     try:
         # eval_interval = max_steps: the tagger trainer fails at the end if it never evaluated
-        stanza_tagger_trainer.main([*common, "--save_name", "tagger.pt", "--max_steps", "5", "--eval_interval", "5",
-                                    "--composite_deep_biaff_hidden_dim", "16"])
-        stanza_parser_trainer.main([*common, "--save_name", "parser.pt", "--max_steps", "4", "--eval_interval", "4",
-                                    "--no_checkpoint", "--deep_biaff_output_dim", "16", "--transformed_dim", "16"])
+        stanza_tagger_trainer.main(
+            [
+                *common,
+                "--save_name",
+                "tagger.pt",
+                "--max_steps",
+                "5",
+                "--eval_interval",
+                "5",
+                "--composite_deep_biaff_hidden_dim",
+                "16",
+            ]
+        )
+        stanza_parser_trainer.main(
+            [
+                *common,
+                "--save_name",
+                "parser.pt",
+                "--max_steps",
+                "4",
+                "--eval_interval",
+                "4",
+                "--no_checkpoint",
+                "--deep_biaff_output_dim",
+                "16",
+                "--transformed_dim",
+                "16",
+            ]
+        )
     finally:
         torch.set_num_threads(threads)
-    return {"dir": folder, "pos": folder / "tagger.pt", "depparse": folder / "parser.pt",
-            "relations": {r for s in silver for r in s.relations}, "pos_tags": {p for s in silver for p in s.pos}}
+    return {
+        "dir": folder,
+        "pos": folder / "tagger.pt",
+        "depparse": folder / "parser.pt",
+        "relations": {r for s in silver for r in s.relations},
+        "pos_tags": {p for s in silver for p in s.pos},
+    }
 
 
 def stanza_options(models) -> dict:
     # No tokenizer model was trained: texts come pretokenized; the identity lemmatizer needs no model.
-    return {"processors": "tokenize,pos,lemma,depparse", "allow_unknown_language": True, "lemma_use_identity": True,
-            "pos_model_path": str(models["pos"]), "depparse_model_path": str(models["depparse"])}
+    return {
+        "processors": "tokenize,pos,lemma,depparse",
+        "allow_unknown_language": True,
+        "lemma_use_identity": True,
+        "pos_model_path": str(models["pos"]),
+        "depparse_model_path": str(models["depparse"]),
+    }
 
 
 def test_stanza_parser_runs_a_locally_trained_model(stanza_models):
@@ -173,11 +233,19 @@ def test_stanza_parser_runs_a_locally_trained_model(stanza_models):
         assert set(sentence.pos) <= stanza_models["pos_tags"]
         assert_valid(sentence, "head-projection")
     # The adapter keeps stanza's own parse: compare with a plain stanza Pipeline's output, converted word by word.
-    reference = stanza.Pipeline(lang="en", dir=str(stanza_models["dir"]), download_method=None, logging_level="WARN",
-                                tokenize_pretokenized=True, use_gpu=False, **stanza_options(stanza_models))
+    reference = stanza.Pipeline(
+        lang="en",
+        dir=str(stanza_models["dir"]),
+        download_method=None,
+        logging_level="WARN",
+        tokenize_pretokenized=True,
+        use_gpu=False,
+        **stanza_options(stanza_models),
+    )
     expected = [from_stanza_sentence(s) for s in reference([text.split() for text in texts]).sentences]
-    assert [(s.tokens, s.pos, s.heads, s.relations) for s in parsed] == \
-        [(s.tokens, s.pos, s.heads, s.relations) for s in expected]
+    assert [(s.tokens, s.pos, s.heads, s.relations) for s in parsed] == [
+        (s.tokens, s.pos, s.heads, s.relations) for s in expected
+    ]
     with pytest.raises(ValueError, match="cannot split sentences"):
         parser.split_and_parse(["One. Two."])
     with pytest.raises(ValueError, match=r'stanza:.*cannot build its pipeline.*stanza.download\("en"\)'):
@@ -280,8 +348,17 @@ class FakeParser(Parser):
     def parse(self, texts, ids=None):
         if any("BOOM" in text for text in texts):
             raise RuntimeError("the backend crashed")
-        return [ParsedSentence(t.split(), ["X"] * len(t.split()), [*range(2, len(t.split()) + 1), 0],
-                               ["dep"] * len(t.split()), id=i, text=" ".join(t.split())) for t, i in zip(texts, ids)]
+        return [
+            ParsedSentence(
+                t.split(),
+                ["X"] * len(t.split()),
+                [*range(2, len(t.split()) + 1), 0],
+                ["dep"] * len(t.split()),
+                id=i,
+                text=" ".join(t.split()),
+            )
+            for t, i in zip(texts, ids)
+        ]
 
     def split_and_parse(self, documents, ids=None):
         return [[s] for s in self.parse(documents, [f"{i}:0" for i in ids])]
@@ -322,11 +399,15 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     empty = tmp_path / "empty.txt"
     empty.write_text("\n\n")
     for argv, message in [
-        (["parse", "--dataset", str(tmp_path / "missing.jsonl"), "--output", str(tmp_path / "out.jsonl.gz")],
-         "--dataset"),
+        (
+            ["parse", "--dataset", str(tmp_path / "missing.jsonl"), "--output", str(tmp_path / "out.jsonl.gz")],
+            "--dataset",
+        ),
         (["parse", "--dataset", "books", "--output", str(tmp_path / "out.jsonl")], ".jsonl.gz"),
-        (["parse", "--dataset", "books", "--output", str(tmp_path / "out.jsonl.gz"), "--parser", "nope"],
-         "--parser nope: unknown parser"),
+        (
+            ["parse", "--dataset", "books", "--output", str(tmp_path / "out.jsonl.gz"), "--parser", "nope"],
+            "--parser nope: unknown parser",
+        ),
         (["parse", "--dataset", str(empty), "--output", str(tmp_path / "out.jsonl.gz")], "no text in it"),
         (["parse", "--output", str(tmp_path / "out.jsonl.gz")], "--dataset"),  # nothing to parse
         (["parse", "--dataset", "books"], "--output"),

@@ -5,10 +5,13 @@ import pytest
 from st_contrastive.parsing import ParsedSentence, Tree, binarize, project_heads, read_bracketed, read_conllu
 
 # The cat sat on the mat .   (UD: cat <- sat -> mat, The <- cat, on/the <- mat, . <- sat)
-CAT = ParsedSentence(tokens=["The", "cat", "sat", "on", "the", "mat", "."],
-                     pos=["DET", "NOUN", "VERB", "ADP", "DET", "NOUN", "PUNCT"],
-                     heads=[2, 3, 0, 6, 6, 3, 3], relations=["det", "nsubj", "root", "case", "det", "obl", "punct"],
-                     id="cat")
+CAT = ParsedSentence(
+    tokens=["The", "cat", "sat", "on", "the", "mat", "."],
+    pos=["DET", "NOUN", "VERB", "ADP", "DET", "NOUN", "PUNCT"],
+    heads=[2, 3, 0, 6, 6, 3, 3],
+    relations=["det", "nsubj", "root", "case", "det", "obl", "punct"],
+    id="cat",
+)
 
 CONLLU = """# sent_id = s1
 # text = The cat sat.
@@ -30,7 +33,9 @@ def test_head_projection_builds_one_constituent_per_head():
 
 
 def test_binarization_factors_to_the_left_and_collapses_unary_chains():
-    assert binarize(project_heads(CAT)).bracketed() == "(VERBP (@VERBP (@VERBP (NOUNP 0 1) 2) (NOUNP (@NOUNP 3 4) 5)) 6)"
+    assert (
+        binarize(project_heads(CAT)).bracketed() == "(VERBP (@VERBP (@VERBP (NOUNP 0 1) 2) (NOUNP (@NOUNP 3 4) 5)) 6)"
+    )
     ((tree, words, tags),) = read_bracketed(text="(ROOT (S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .)))")
     assert (words, tags) == (["The", "cat", "sat", "."], ["DT", "NN", "VBD", "."])
     binary = binarize(tree)
@@ -48,13 +53,15 @@ def test_single_word_chain_and_star_trees():
 
 
 def test_json_round_trip():
-    sentence = ParsedSentence(**{**CAT.__dict__, "constituency": binarize(project_heads(CAT)),
-                                 "constituency_source": "head-projection"})
+    sentence = ParsedSentence(
+        **{**CAT.__dict__, "constituency": binarize(project_heads(CAT)), "constituency_source": "head-projection"}
+    )
     assert ParsedSentence.from_dict(sentence.to_dict()) == sentence
 
 
-@pytest.mark.parametrize(("heads", "message"), [([0, 0, 1], "2 roots"), ([2, 3, 1], "0 roots"),
-                                                ([0, 3, 2], "cycle"), ([0, 9, 1], "outside")])
+@pytest.mark.parametrize(
+    ("heads", "message"), [([0, 0, 1], "2 roots"), ([2, 3, 1], "0 roots"), ([0, 3, 2], "cycle"), ([0, 9, 1], "outside")]
+)
 def test_bad_parses_are_refused_naming_the_sentence(heads, message):
     with pytest.raises(ValueError, match=f"sentence 'bad'.*{message}"):
         ParsedSentence(["a", "b", "c"], ["X"] * 3, heads, ["dep"] * 3, id="bad")
@@ -62,8 +69,12 @@ def test_bad_parses_are_refused_naming_the_sentence(heads, message):
 
 def test_conllu_reader():
     first, second = read_conllu(text=CONLLU)
-    assert (first.id, first.tokens, first.pos, first.heads) == ("s1", ["The", "cat", "sat", "."],
-                                                                ["DET", "NOUN", "VERB", "PUNCT"], [2, 3, 0, 3])
+    assert (first.id, first.tokens, first.pos, first.heads) == (
+        "s1",
+        ["The", "cat", "sat", "."],
+        ["DET", "NOUN", "VERB", "PUNCT"],
+        [2, 3, 0, 3],
+    )
     assert first.relations == ["det", "nsubj", "root", "punct"] and first.constituency is None
     assert (second.id, second.tokens, second.root) == ("s2", ["Go"], 0)
     assert isinstance(binarize(project_heads(first)), Tree)

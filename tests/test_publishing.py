@@ -21,9 +21,28 @@ REPO = "someone/tiny-supcon"
 @pytest.fixture(scope="module")
 def supcon_run(tmp_path_factory, tiny_mlm_dir):
     output = tmp_path_factory.mktemp("run") / "supcon"
-    supcon_main(["--model", tiny_mlm_dir, "--dataset", "snli-dev", "--max-rows", "48", "--max-steps", "2",
-                 "--batch-size", "12", "--save-steps", "2", "--eval-tasks", "stsb-test", "--eval-max-rows", "40",
-                 "--output", str(output)])
+    supcon_main(
+        [
+            "--model",
+            tiny_mlm_dir,
+            "--dataset",
+            "snli-dev",
+            "--max-rows",
+            "48",
+            "--max-steps",
+            "2",
+            "--batch-size",
+            "12",
+            "--save-steps",
+            "2",
+            "--eval-tasks",
+            "stsb-test",
+            "--eval-max-rows",
+            "40",
+            "--output",
+            str(output),
+        ]
+    )
     return output
 
 
@@ -48,8 +67,10 @@ def test_upload_folder_is_the_model_without_checkpoints(supcon_run):
     assert "checkpoints" not in names and "hub-upload" not in names
     assert (folder / "README.md").read_text() == model_card(supcon_run, REPO)
     texts = ["A dog runs in the park.", "Nobody is outside."]
-    torch.testing.assert_close(SentenceTransformer(str(folder), device="cpu").encode(texts, convert_to_tensor=True),
-                               SentenceTransformer(str(supcon_run), device="cpu").encode(texts, convert_to_tensor=True))
+    torch.testing.assert_close(
+        SentenceTransformer(str(folder), device="cpu").encode(texts, convert_to_tensor=True),
+        SentenceTransformer(str(supcon_run), device="cpu").encode(texts, convert_to_tensor=True),
+    )
 
 
 def test_push_uploads_that_folder_through_sentence_transformers(supcon_run, fake_hub):
@@ -82,10 +103,32 @@ def test_multiview_push_to_hub_card_asks_for_the_plugin_and_remote_code(tmp_path
     from st_contrastive.recipes.multiview import main as multiview_main
 
     output = tmp_path / "multiview"
-    results = multiview_main(["--parsed", parsed_books, "--word-dim", "16", "--dim", "12", "--max-steps", "2",
-                              "--batch-size", "16", "--eval-tasks", "trec", "--eval-max-rows", "100", "--eval-folds",
-                              "2", "--parse-cache", str(tmp_path / "parsed"), "--output", str(output),
-                              "--push-to-hub", "someone/multiview"])
+    results = multiview_main(
+        [
+            "--parsed",
+            parsed_books,
+            "--word-dim",
+            "16",
+            "--dim",
+            "12",
+            "--max-steps",
+            "2",
+            "--batch-size",
+            "16",
+            "--eval-tasks",
+            "trec",
+            "--eval-max-rows",
+            "100",
+            "--eval-folds",
+            "2",
+            "--parse-cache",
+            str(tmp_path / "parsed"),
+            "--output",
+            str(output),
+            "--push-to-hub",
+            "someone/multiview",
+        ]
+    )
     card = fake_hub["card"]
     assert 'SentenceTransformer("someone/multiview", trust_remote_code=True)' in card
     assert "pip install st-contrastive sentence-transformers" in card

@@ -12,23 +12,77 @@ from st_contrastive.data_dir import data_file
 def run_declutr(model: str, output: Path) -> None:
     from st_contrastive.recipes.declutr import main
 
-    main(["--model", model, "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "4",
-          "--max-span-length", "32", "--min-span-length", "8", "--batch-size", "2", "--max-steps", "2", "--save-steps", "2",
-          "--eval-tasks", "--output", str(output)])
+    main(
+        [
+            "--model",
+            model,
+            "--dataset",
+            str(data_file("corpus/docs.jsonl.gz")),
+            "--max-rows",
+            "4",
+            "--max-span-length",
+            "32",
+            "--min-span-length",
+            "8",
+            "--batch-size",
+            "2",
+            "--max-steps",
+            "2",
+            "--save-steps",
+            "2",
+            "--eval-tasks",
+            "--output",
+            str(output),
+        ]
+    )
 
 
 def run_supcon(model: str, output: Path) -> None:
     from st_contrastive.recipes.supcon_nli import main
 
-    main(["--model", model, "--dataset", "snli-dev", "--max-rows", "48", "--batch-size", "12", "--max-steps", "2",
-          "--save-steps", "2", "--eval-tasks", "--output", str(output)])
+    main(
+        [
+            "--model",
+            model,
+            "--dataset",
+            "snli-dev",
+            "--max-rows",
+            "48",
+            "--batch-size",
+            "12",
+            "--max-steps",
+            "2",
+            "--save-steps",
+            "2",
+            "--eval-tasks",
+            "--output",
+            str(output),
+        ]
+    )
 
 
 def run_simcse(model: str, output: Path) -> None:
     from st_contrastive.recipes.simcse import main
 
-    main(["--model", model, "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "2",
-          "--batch-size", "4", "--max-steps", "2", "--save-steps", "2", "--eval-tasks", "--output", str(output)])
+    main(
+        [
+            "--model",
+            model,
+            "--dataset",
+            str(data_file("corpus/docs.jsonl.gz")),
+            "--max-rows",
+            "2",
+            "--batch-size",
+            "4",
+            "--max-steps",
+            "2",
+            "--save-steps",
+            "2",
+            "--eval-tasks",
+            "--output",
+            str(output),
+        ]
+    )
 
 
 @pytest.mark.parametrize("run", [run_declutr, run_supcon, run_simcse], ids=["declutr", "supcon", "simcse"])
@@ -45,8 +99,15 @@ def test_multiview_results_name_the_checkpoint_folder(tmp_path, parsed_books):
 
     from st_contrastive.recipes.multiview import MultiViewConfig, train_multiview
 
-    config = MultiViewConfig(views="dep,seq", parsed=parsed_books, word_dim=16, dim=12, eval_tasks=[],
-                             parse_cache=str(tmp_path / "parsed"), output=str(tmp_path / "run"))
+    config = MultiViewConfig(
+        views="dep,seq",
+        parsed=parsed_books,
+        word_dim=16,
+        dim=12,
+        eval_tasks=[],
+        parse_cache=str(tmp_path / "parsed"),
+        output=str(tmp_path / "run"),
+    )
     train_multiview(replace(config, training=replace(config.training, batch_size=32, max_steps=2, save_steps=2)))
     recorded = json.loads((tmp_path / "run" / "results.json").read_text())["config"]["training"]["output_dir"]
     assert recorded == str(tmp_path / "run" / "checkpoints")

@@ -81,7 +81,7 @@ def tables(text: str, path: str) -> list[Table]:
         if in_code or number == 0 or not is_separator(line) or "|" not in lines[number - 1]:
             continue
         body = []
-        for row in lines[number + 1:]:
+        for row in lines[number + 1 :]:
             if "|" not in row or not row.strip():
                 break
             body.append(cells(row))
@@ -127,8 +127,7 @@ def parse_error(argv: list[str]) -> str | None:
         return importlib.import_module(COMMANDS[name][0].__module__).build_parser()
 
     said = io.StringIO()
-    with contextlib.redirect_stderr(said), contextlib.redirect_stdout(io.StringIO()), \
-            contextlib.suppress(SystemExit):
+    with contextlib.redirect_stderr(said), contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
         command, args = parser(argv[0]), argv[1:]
         if argv[0] in PASSED_ON:  # as its main() does: its own options, then the rest under its name
             _, args = command.parse_known_args(args)
@@ -170,8 +169,12 @@ def command_problem(argv: list[str]) -> str | None:
 def problems(table: Table) -> list[str]:
     """What keeps a results table from naming its command and wall time; each names the file and line."""
     if table.marker is None:
-        return [(f"{table.path}:{table.line}: results table {table.header} has no "
-                 "'<!-- results: COMMAND | WALL TIME -->' line before it")]
+        return [
+            (
+                f"{table.path}:{table.line}: results table {table.header} has no "
+                "'<!-- results: COMMAND | WALL TIME -->' line before it"
+            )
+        ]
     where = f"{table.path}:{table.line - 1}"
     command, _, wall = table.marker.partition(" | ")
     found = [] if wall.strip() else [f"{where}: no wall time after ' | ' ('wall time not recorded' if none is stated)"]
@@ -211,8 +214,12 @@ def printed_table(table: Table) -> Path | None:
     """The ``table.md`` a docs/results script writes beside itself (or into its ``--out``; ``NAME.md`` for a first
     argument NAME), where the marker's one command is that script."""
     argvs = commands(table.marker.partition(" | ")[0]) if table.marker else []
-    if len(argvs) != 1 or argvs[0][0] not in PYTHONS or not argvs[0][1:2] or \
-            not argvs[0][1].startswith("docs/results/"):
+    if (
+        len(argvs) != 1
+        or argvs[0][0] not in PYTHONS
+        or not argvs[0][1:2]
+        or not argvs[0][1].startswith("docs/results/")
+    ):
         return None
     argv = argvs[0]
     folder = argv[argv.index("--out") + 1] if "--out" in argv[:-1] else argv[1].rsplit("/", 1)[0]
@@ -260,8 +267,10 @@ def test_a_table_that_differs_from_what_its_script_printed_is_reported():
     (table,) = tables(f"<!-- results: .venv/bin/python {script}/reproduce.py | 6 min -->\n{shown}", "page.md")
     assert printed_difference(table).startswith("page.md:4: ")
     assert "99.99" in printed_difference(table) and first_figure in printed_difference(table)
-    (short,) = tables(f"<!-- results: .venv/bin/python {script}/reproduce.py | 6 min -->\n"
-                      + "\n".join(written.splitlines()[:-1]), "page.md")
+    (short,) = tables(
+        f"<!-- results: .venv/bin/python {script}/reproduce.py | 6 min -->\n" + "\n".join(written.splitlines()[:-1]),
+        "page.md",
+    )
     assert printed_difference(short) == f"page.md:2: 1 rows where {script}/table.md has 2"
 
 
@@ -283,7 +292,8 @@ def test_a_results_table_without_a_marker_is_reported():
     (table,) = tables("Measured:\n\n" + RESULTS_TABLE, "page.md")
     assert table.is_results
     assert problems(table) == [
-        "page.md:3: results table | arm | accuracy | has no '<!-- results: COMMAND | WALL TIME -->' line before it"]
+        "page.md:3: results table | arm | accuracy | has no '<!-- results: COMMAND | WALL TIME -->' line before it"
+    ]
 
 
 def test_options_targets_and_settings_tables_are_not_results_measured_figures_are():
@@ -291,37 +301,60 @@ def test_options_targets_and_settings_tables_are_not_results_measured_figures_ar
     targets = "| figure | target |\n|---|---|\n| step ratio | ≤ 1.05 |\n| parse | ≥ 1,000 sentences/s |\n"
     measured = "| cell | batched | ratio |\n|---|---|---|\n| binary | 1,011 sentences/s | **20.5×** |\n"
     assert [table.is_results for table in tables(f"{options}\n{targets}\n{measured}", "page.md")] == [
-        False, False, True]
+        False,
+        False,
+        True,
+    ]
 
 
 def test_a_marker_with_commands_that_exist_is_accepted():
     # supcon-sweep passes --temperature on to supcon, chain passes --max-span-length on to declutr
-    marker = ("<!-- results: st-contrastive supcon-sweep --model m --supcon-weight 0 0.3 --temperature 0.1 && "
-              "st-contrastive chain --model m --max-span-length 64; make bench && "
-              "python benchmarks/tree_lstm_throughput.py && python -m benchmarks --only cached_memory"
-              " | 100 min on 2 cores -->\n")
+    marker = (
+        "<!-- results: st-contrastive supcon-sweep --model m --supcon-weight 0 0.3 --temperature 0.1 && "
+        "st-contrastive chain --model m --max-span-length 64; make bench && "
+        "python benchmarks/tree_lstm_throughput.py && python -m benchmarks --only cached_memory"
+        " | 100 min on 2 cores -->\n"
+    )
     (table,) = tables(marker + RESULTS_TABLE, "page.md")
     assert problems(table) == []
 
 
-@pytest.mark.parametrize(("marker", "problem"), [
-    ("st-contrastive declutr --max-steps 150 --no-such-option 1 | 5 min on 2 cores",
-     "st-contrastive declutr: error: unrecognized arguments: --no-such-option 1"),
-    ("st-contrastive supcon-sweep --max-span-length 64 | 5 min on 2 cores",  # passed on to supcon, which lacks it
-     "st-contrastive supcon-sweep: error: unrecognized arguments: --max-span-length 64"),
-    ("st-contrastive declutr --documents wiki | 5 min on 2 cores",  # an old spelling still parses, with a warning
-     ("st-contrastive declutr: warning: --documents is deprecated and will be removed in the next release; "
-      "use --dataset")),
-    ("st-contrastive train | 5 min on 2 cores", "st-contrastive train: no such command"),
-    ("make bench && make benchmark | 15 min on 2 cores", "make benchmark: no target benchmark in the Makefile"),
-    ("python benchmarks/missing.py | 1 min on 2 cores",
-     "python benchmarks/missing.py: no file benchmarks/missing.py in the repository"),
-    ("python -m nowhere | 1 min on 2 cores", "python -m: no module nowhere in the repository"),
-    ("python -c 'print(' | 1 min on 2 cores",
-     "python -c: the code does not compile: '(' was never closed (<-c>, line 1)"),
-    ("bash run.sh | 1 min on 2 cores", "bash run.sh: not a command this test checks (st-contrastive, python or make)"),
-    ("make bench", "no wall time after ' | ' ('wall time not recorded' if none is stated)"),
-])
+@pytest.mark.parametrize(
+    ("marker", "problem"),
+    [
+        (
+            "st-contrastive declutr --max-steps 150 --no-such-option 1 | 5 min on 2 cores",
+            "st-contrastive declutr: error: unrecognized arguments: --no-such-option 1",
+        ),
+        (
+            "st-contrastive supcon-sweep --max-span-length 64 | 5 min on 2 cores",  # passed on to supcon, which lacks it
+            "st-contrastive supcon-sweep: error: unrecognized arguments: --max-span-length 64",
+        ),
+        (
+            "st-contrastive declutr --documents wiki | 5 min on 2 cores",  # an old spelling still parses, with a warning
+            (
+                "st-contrastive declutr: warning: --documents is deprecated and will be removed in the next release; "
+                "use --dataset"
+            ),
+        ),
+        ("st-contrastive train | 5 min on 2 cores", "st-contrastive train: no such command"),
+        ("make bench && make benchmark | 15 min on 2 cores", "make benchmark: no target benchmark in the Makefile"),
+        (
+            "python benchmarks/missing.py | 1 min on 2 cores",
+            "python benchmarks/missing.py: no file benchmarks/missing.py in the repository",
+        ),
+        ("python -m nowhere | 1 min on 2 cores", "python -m: no module nowhere in the repository"),
+        (
+            "python -c 'print(' | 1 min on 2 cores",
+            "python -c: the code does not compile: '(' was never closed (<-c>, line 1)",
+        ),
+        (
+            "bash run.sh | 1 min on 2 cores",
+            "bash run.sh: not a command this test checks (st-contrastive, python or make)",
+        ),
+        ("make bench", "no wall time after ' | ' ('wall time not recorded' if none is stated)"),
+    ],
+)
 def test_a_marker_that_names_no_real_command_or_no_wall_time_is_reported(marker, problem):
     (table,) = tables(f"<!-- results: {marker} -->\n" + RESULTS_TABLE, "page.md")
     assert problems(table) == [f"page.md:1: {problem}"]  # the marker's file and line
@@ -346,10 +379,25 @@ def script(path: str):
 
 # Scripts that print their tables from results kept beside them (or in docs/results/al-*): nothing trains here. A
 # table of theirs that was never printed (no NAME.md: its runs are still to be made) is on no page, and is left out.
-KEPT = ["active-tables", "bench", "cached-memory-rows", "declutr-mlm-base-long", "declutr-variants", "gpu-h200",
-        "mlm-bases", "multiview-before", "multiview-claims", "multiview-wv-curve", "supcon-minilm"]
-KEPT_TABLES = [(folder, name) for folder in KEPT for name in script(f"docs/results/{folder}/reproduce.py").TABLES
-               if (ROOT / "docs/results" / folder / f"{name}.md").is_file()]
+KEPT = [
+    "active-tables",
+    "bench",
+    "cached-memory-rows",
+    "declutr-mlm-base-long",
+    "declutr-variants",
+    "gpu-h200",
+    "mlm-bases",
+    "multiview-before",
+    "multiview-claims",
+    "multiview-wv-curve",
+    "supcon-minilm",
+]
+KEPT_TABLES = [
+    (folder, name)
+    for folder in KEPT
+    for name in script(f"docs/results/{folder}/reproduce.py").TABLES
+    if (ROOT / "docs/results" / folder / f"{name}.md").is_file()
+]
 
 
 @pytest.mark.parametrize(("folder", "name"), KEPT_TABLES, ids=[f"{folder}:{name}" for folder, name in KEPT_TABLES])

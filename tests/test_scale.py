@@ -11,8 +11,14 @@ from st_contrastive.data import ClassBalancedBatchSampler
 from st_contrastive.losses import SCALeLoss
 from st_contrastive.models import dropout_rate
 
-TEXTS = ["What is the capital of France ?", "Who wrote Hamlet ?", "Where is Lima ?", "Who painted the Mona Lisa ?",
-         "How far is the moon ?", "When did the war end ?"]
+TEXTS = [
+    "What is the capital of France ?",
+    "Who wrote Hamlet ?",
+    "Where is Lima ?",
+    "Who painted the Mona Lisa ?",
+    "How far is the moon ?",
+    "When did the war end ?",
+]
 LABELS = torch.tensor([0, 1, 0, 1, 2, 2])
 
 
@@ -109,8 +115,15 @@ def test_training_on_one_percent_of_trec_through_the_entry_point(tmp_path, tiny_
     pool = [rows[i] for i in torch.randperm(len(rows), generator=torch.Generator().manual_seed(0))[:55].tolist()]
     dataset = Dataset.from_dict({"text": [r["text"] for r in pool], "label": [int(r["label"]) for r in pool]})
     loss = SCALeLoss(tiny_model, num_labels=6, dropout_rates=(0.0, 0.2))
-    settings = TrainSettings(output_dir=str(tmp_path / "run"), batch_size=16, max_steps=16, learning_rate=2e-3,
-                             warmup_ratio=0.0, seed=0, save_steps=16)
+    settings = TrainSettings(
+        output_dir=str(tmp_path / "run"),
+        batch_size=16,
+        max_steps=16,
+        learning_rate=2e-3,
+        warmup_ratio=0.0,
+        seed=0,
+        save_steps=16,
+    )
     result = train(tiny_model, loss, dataset, settings, batch_sampler=ClassBalancedBatchSampler)
     losses = [row["loss"] for row in result.log_history if "loss" in row]
     assert sum(losses[-3:]) < sum(losses[:3])

@@ -34,12 +34,19 @@ TRAINING_RULES = [
     (["--resume-from-checkpoint", "missing"], "--resume-from-checkpoint missing: no such folder"),
     (["--resume-from-checkpoint", "empty"], "--resume-from-checkpoint empty: no checkpoint-N folder in it"),
     (["--resume-from-checkpoint", "torn"], "--resume-from-checkpoint torn: every checkpoint in it is torn"),
-    (["--resume-from-checkpoint", "torn/checkpoints/checkpoint-2"],
-     "--resume-from-checkpoint torn/checkpoints/checkpoint-2: torn checkpoint, optimizer.pt is cut short"),
+    (
+        ["--resume-from-checkpoint", "torn/checkpoints/checkpoint-2"],
+        "--resume-from-checkpoint torn/checkpoints/checkpoint-2: torn checkpoint, optimizer.pt is cut short",
+    ),
     (["--resume-from-checkpoint", "interrupted", "--overwrite"], "--overwrite: would remove the run being resumed"),
     (["--output", "finished"], "--output finished: holds a finished run (results.json): add --overwrite"),
-    (["--output", "interrupted"], ("--output interrupted: holds an interrupted run (its last complete checkpoint is "
-     "checkpoint-2): continue it with --resume-from-checkpoint interrupted, or add --overwrite")),
+    (
+        ["--output", "interrupted"],
+        (
+            "--output interrupted: holds an interrupted run (its last complete checkpoint is "
+            "checkpoint-2): continue it with --resume-from-checkpoint interrupted, or add --overwrite"
+        ),
+    ),
 ]
 # The recipes that start from a --model (multi-view builds its encoders from the corpus).
 MODEL_COMMANDS = ("declutr", "simcse", "supcon")
@@ -47,8 +54,10 @@ MODEL_RULES = [
     (["--model", "empty"], "--model empty: a folder without a model"),
     (["--model", "nobody/not-cached"], "--model nobody/not-cached: not in the local Hugging Face cache"),
     (["--model", "./missing"], "--model ./missing: no such folder"),
-    (["--model", "base/inner", "--output", "base", "--overwrite"],
-     "--model base/inner: lies inside --output base, which --overwrite removes"),
+    (
+        ["--model", "base/inner", "--output", "base", "--overwrite"],
+        "--model base/inner: lies inside --output base, which --overwrite removes",
+    ),
 ]
 
 COMMAND_RULES = {
@@ -63,8 +72,10 @@ COMMAND_RULES = {
         (["--temperature", "0"], "--temperature 0: must be above 0"),
         (["--contrastive-weight", "-1"], "--contrastive-weight -1: must be at least 0"),
         (["--mlm-weight", "-1"], "--mlm-weight -1: must be at least 0"),
-        (["--mlm-weight", "0", "--contrastive-weight", "0"], ("--mlm-weight 0: and --contrastive-weight 0 leave "
-         "nothing to train")),
+        (
+            ["--mlm-weight", "0", "--contrastive-weight", "0"],
+            ("--mlm-weight 0: and --contrastive-weight 0 leave nothing to train"),
+        ),
         (["--mlm-probability", "1"], "--mlm-probability 1: must be in [0, 1)"),
         (["--mlm-probability", "0"], "--mlm-probability 0: masks no token"),
         (["--mini-batch-size", "-1"], "--mini-batch-size -1: GradCache needs a positive size"),
@@ -95,16 +106,22 @@ COMMAND_RULES = {
         (["--eval-max-rows", "0"], "--eval-max-rows 0: must be at least 1"),
         (["--matryoshka-dims", "384", "0"], "--matryoshka-dims 0: must be at least 1"),
         (["--matryoshka-heads", "per-size"], "--matryoshka-heads per-size: needs --matryoshka-dims"),
-        (["--matryoshka-dims", "384", "64", "--matryoshka-weights", "1"],
-         "--matryoshka-weights 1: give one weight per --matryoshka-dims size (2)"),
-        (["--matryoshka-dims", "384", "64", "--matryoshka-weights", "1", "0"],
-         "--matryoshka-weights 0: must be above 0"),
+        (
+            ["--matryoshka-dims", "384", "64", "--matryoshka-weights", "1"],
+            "--matryoshka-weights 1: give one weight per --matryoshka-dims size (2)",
+        ),
+        (
+            ["--matryoshka-dims", "384", "64", "--matryoshka-weights", "1", "0"],
+            "--matryoshka-weights 0: must be above 0",
+        ),
     ],
     "multiview": [
         (["--views", "dep,tree"], "--views dep,tree: two of seq, dep, const"),
         (["--parsed", "missing.jsonl.gz"], "--parsed missing.jsonl.gz: no such file"),
-        (["--parsed", "base/parsed.jsonl.gz", "--output", "base", "--overwrite"],
-         "--parsed base/parsed.jsonl.gz: lies inside --output base, which --overwrite removes"),
+        (
+            ["--parsed", "base/parsed.jsonl.gz", "--output", "base", "--overwrite"],
+            "--parsed base/parsed.jsonl.gz: lies inside --output base, which --overwrite removes",
+        ),
         (["--dataset", "missing.jsonl"], "--dataset missing.jsonl: no such file"),
         (["--dataset", "blank.txt"], "--dataset blank.txt: no text in it"),
         (["--dataset", "notes.csv"], "--dataset notes.csv: unknown file type"),
@@ -148,13 +165,22 @@ COMMAND_RULES = {
         (["--seed", "-1"], "--seed -1: must be in [0, 4294967296)"),
         (["--num-threads", "0"], "--num-threads 0: must be at least 1"),
         (["--resume-from-checkpoint"], "--resume-from-checkpoint: nothing to resume in --output out"),
-        (["--resume-from-checkpoint", "--output", "mlm-started", "--batch-size", "16"],
-         "--resume-from-checkpoint: the run in mlm-started was started with other settings (--batch-size 32 -> 16)"),
-        (["--resume-from-checkpoint", "mlm-started"],
-         "--resume-from-checkpoint mlm-started: pretrain-mlm resumes the run in its --output (out)"),
+        (
+            ["--resume-from-checkpoint", "--output", "mlm-started", "--batch-size", "16"],
+            "--resume-from-checkpoint: the run in mlm-started was started with other settings (--batch-size 32 -> 16)",
+        ),
+        (
+            ["--resume-from-checkpoint", "mlm-started"],
+            "--resume-from-checkpoint mlm-started: pretrain-mlm resumes the run in its --output (out)",
+        ),
         (["--output", "mlm-finished"], "--output mlm-finished: holds a finished run (pretraining.json)"),
-        (["--output", "mlm-interrupted"], ("--output mlm-interrupted: holds an interrupted run (its last complete "
-         "checkpoint is checkpoint-2): continue it with --resume-from-checkpoint, or add --overwrite")),
+        (
+            ["--output", "mlm-interrupted"],
+            (
+                "--output mlm-interrupted: holds an interrupted run (its last complete "
+                "checkpoint is checkpoint-2): continue it with --resume-from-checkpoint, or add --overwrite"
+            ),
+        ),
     ],
     "active": [
         (["--dataset", "missing.csv"], "--dataset missing.csv: no such file or folder"),
@@ -182,11 +208,21 @@ COMMAND_RULES = {
         (["--push-to-hub", "me/model"], "--push-to-hub publishes one model and this run has 3 arms"),
         (["--resume-from-checkpoint", "empty"], "--resume-from-checkpoint empty: no config.json there"),
         # A folder from before --warm-start trained each round from the base: the default now differs from it too.
-        (["--output", "active-run"], ("--output active-run: holds an experiment with other settings (--num-seeds 5 -> "
-         "3; --warm-start False -> True)")),
+        (
+            ["--output", "active-run"],
+            (
+                "--output active-run: holds an experiment with other settings (--num-seeds 5 -> "
+                "3; --warm-start False -> True)"
+            ),
+        ),
         # A run folder written before the option vocabulary (config.json's "seeds") is read as --num-seeds.
-        (["--output", "active-run-old"], ("--output active-run-old: holds an experiment with other settings "
-         "(--num-seeds 5 -> 3; --warm-start False -> True)")),
+        (
+            ["--output", "active-run-old"],
+            (
+                "--output active-run-old: holds an experiment with other settings "
+                "(--num-seeds 5 -> 3; --warm-start False -> True)"
+            ),
+        ),
     ],
     "evaluate": [
         (["--eval-tasks", "nope"], "--eval-tasks nope: Unknown task(s) 'nope'"),
@@ -220,8 +256,13 @@ COMMAND_RULES = {
     "declutr-ablation": [
         (["--batch-size", "0"], "--batch-size 0: must be at least 1"),
         (["--max-span-length", "5"], "--max-span-length 5: is below --min-span-length 32"),
-        (["--output", "ablation"], ("--output ablation: its variant declutr finished with other settings "
-         "(--temperature 0.1 -> 0.05): add --overwrite")),
+        (
+            ["--output", "ablation"],
+            (
+                "--output ablation: its variant declutr finished with other settings "
+                "(--temperature 0.1 -> 0.05): add --overwrite"
+            ),
+        ),
     ],
     "supcon-sweep": [
         (["--supcon-weight", "0", "1.5"], "--supcon-weight 1.5: must be in [0, 1]"),
@@ -277,11 +318,17 @@ POSITIONAL_RULES = [
 
 
 def cases() -> list[tuple[str, list[str], str]]:
-    table = [(command, VALID[command] + args, expected) for command in TRAINING_COMMANDS
-             for args, expected in TRAINING_RULES]
-    table += [(command, VALID[command] + args, expected) for command in MODEL_COMMANDS for args, expected in MODEL_RULES]
-    table += [(command, VALID[command] + args, expected) for command, rules in COMMAND_RULES.items()
-              for args, expected in rules]
+    table = [
+        (command, VALID[command] + args, expected) for command in TRAINING_COMMANDS for args, expected in TRAINING_RULES
+    ]
+    table += [
+        (command, VALID[command] + args, expected) for command in MODEL_COMMANDS for args, expected in MODEL_RULES
+    ]
+    table += [
+        (command, VALID[command] + args, expected)
+        for command, rules in COMMAND_RULES.items()
+        for args, expected in rules
+    ]
     table += POSITIONAL_RULES
     return table
 
@@ -351,11 +398,15 @@ def make_inputs(folder: Path) -> None:
     (folder / "mlm-interrupted" / "checkpoints" / "checkpoint-2").mkdir(parents=True)
     (folder / "mlm-interrupted" / "checkpoints" / "checkpoint-2" / "trainer_state.json").write_text("{}")
     (folder / "active-run").mkdir()
-    (folder / "active-run" / "config.json").write_text(json.dumps({"num_seeds": 5, "output": "active-run", "model": "base"}))
+    (folder / "active-run" / "config.json").write_text(
+        json.dumps({"num_seeds": 5, "output": "active-run", "model": "base"})
+    )
     (folder / "human-run").mkdir()
     (folder / "human-run" / "config.json").write_text(json.dumps({"oracle": "human", "output": "human-run"}))
     (folder / "active-run-old").mkdir()
-    (folder / "active-run-old" / "config.json").write_text(json.dumps({"seeds": 5, "output": "active-run-old", "model": "base"}))
+    (folder / "active-run-old" / "config.json").write_text(
+        json.dumps({"seeds": 5, "output": "active-run-old", "model": "base"})
+    )
     variant = folder / "ablation" / "declutr"
     variant.mkdir(parents=True)
     (variant / "results.json").write_text("{}")
@@ -367,8 +418,15 @@ def answers(tmp_path_factory) -> dict[str, dict]:
     folder = tmp_path_factory.mktemp("settings")
     make_inputs(folder)
     argvs = [[command, *argv] for command, argv, _ in CASES]
-    done = subprocess.run([sys.executable, "-c", HARNESS], input=json.dumps(argvs), capture_output=True, text=True,
-                          cwd=folder, timeout=600, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", HARNESS],
+        input=json.dumps(argvs),
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return dict(zip(IDS, json.loads(done.stdout.splitlines()[-1])))
 
@@ -388,15 +446,39 @@ def test_a_bad_setting_is_named_in_one_line_before_anything_loads(answers, comma
 def test_several_bad_settings_are_all_named(tmp_path):
     """One run names every bad setting, a line each, and exits like argparse: the real process, its status."""
     make_inputs(tmp_path)
-    done = subprocess.run([sys.executable, "-m", "st_contrastive.cli", "declutr", "--model", "empty", "--batch-size",
-                           "0", "--max-span-length", "5", "--learning-rate", "0", "--output", "out"],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "st_contrastive.cli",
+            "declutr",
+            "--model",
+            "empty",
+            "--batch-size",
+            "0",
+            "--max-span-length",
+            "5",
+            "--learning-rate",
+            "0",
+            "--output",
+            "out",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.splitlines() == [
-        ("st-contrastive declutr: error: --model empty: a folder without a model (none of modules.json, config.json); "
-        "pass the folder a model was saved to, or a Hugging Face Hub id"),
-        ("st-contrastive declutr: error: --max-span-length 5: is below --min-span-length 32: raise it, or lower "
-         "--min-span-length"),
+        (
+            "st-contrastive declutr: error: --model empty: a folder without a model (none of modules.json, config.json); "
+            "pass the folder a model was saved to, or a Hugging Face Hub id"
+        ),
+        (
+            "st-contrastive declutr: error: --max-span-length 5: is below --min-span-length 32: raise it, or lower "
+            "--min-span-length"
+        ),
         "st-contrastive declutr: error: --batch-size 0: must be at least 1",
         "st-contrastive declutr: error: --learning-rate 0: must be above 0",
     ]
@@ -413,7 +495,8 @@ def test_the_python_api_raises_the_same_problems():
     config = DeCLUTRConfig(max_span_length=5, output="never-written")
     with pytest.raises(SettingError) as error:
         train_declutr(replace(config, training=replace(config.training, batch_size=0)))
-    assert error.value.problems == [("--max-span-length 5: is below --min-span-length 32: raise it, or lower "
-                                     "--min-span-length"),
-                                    "--batch-size 0: must be at least 1"]
+    assert error.value.problems == [
+        ("--max-span-length 5: is below --min-span-length 32: raise it, or lower --min-span-length"),
+        "--batch-size 0: must be at least 1",
+    ]
     assert isinstance(error.value, ValueError) and not Path("never-written").exists()

@@ -15,10 +15,12 @@ def test_score_distribution_puts_the_mass_on_the_two_nearest_classes():
 
 def test_the_regressor_recovers_a_score_carried_by_the_features():
     rng = np.random.default_rng(0)
+
     def split(n):
         y = rng.uniform(1, 5, n)
         X = np.c_[y + rng.normal(0, 0.3, n), rng.normal(size=(n, 5))].astype(np.float32)
         return X, y
+
     (X_train, y_train), (X_dev, y_dev), (X_test, y_test) = split(800), split(200), split(200)
     predict = fit_relatedness(X_train, y_train, X_dev, y_dev)
     assert np.corrcoef(predict(X_test), y_test)[0, 1] > 0.9

@@ -89,11 +89,18 @@ def test_short_documents_are_skipped_and_counted_by_default(caplog):
     assert "Skipped 2 of 4 documents shorter than 256 tokens" in caplog.text
 
 
-@pytest.mark.parametrize(("messages_for", "skip", "shrink", "max_length"), [
-    ("python", "SpanSampler(short_documents='skip')", "SpanSampler(short_documents='shrink')",
-     "Lower SpanSampler(max_length=...) below 64"),
-    ("command-line", "--short-documents skip", "--short-documents shrink", "Lower --max-span-length below 64"),
-])
+@pytest.mark.parametrize(
+    ("messages_for", "skip", "shrink", "max_length"),
+    [
+        (
+            "python",
+            "SpanSampler(short_documents='skip')",
+            "SpanSampler(short_documents='shrink')",
+            "Lower SpanSampler(max_length=...) below 64",
+        ),
+        ("command-line", "--short-documents skip", "--short-documents shrink", "Lower --max-span-length below 64"),
+    ],
+)
 def test_messages_name_the_setting_where_the_caller_sets_it(caplog, messages_for, skip, shrink, max_length):
     """A Python caller is told SpanSampler's argument (prepare_declutr_dataset has none), the command line its option."""
     strict = SpanSampler(max_length=64, short_documents="error", messages_for=messages_for)
@@ -147,16 +154,18 @@ def test_required_length_follows_the_anchor_gap():
     for _ in range(300):  # at exactly the required length, no draw fails
         sampler.sample(224, rng)
     with pytest.raises(ValueError, match="row 1 with 200 tokens, but 3 anchors of up to 32 tokens, at least 64 apart"):
-        SpanSampler(num_anchors=3, num_positives=1, min_length=8, max_length=32, min_anchor_gap=64,
-                    short_documents="error").select_documents([224, 200])
+        SpanSampler(
+            num_anchors=3, num_positives=1, min_length=8, max_length=32, min_anchor_gap=64, short_documents="error"
+        ).select_documents([224, 200])
     assert SpanSampler(num_anchors=3, max_length=32).min_document_length == 192  # default gap: the paper's length
     with pytest.raises(ValueError, match="min_anchor_gap must be 0 or more"):
         SpanSampler(min_anchor_gap=-1)
 
 
 def test_shrink_scales_the_gap_with_the_spans():
-    sampler = SpanSampler(num_anchors=3, num_positives=1, min_length=8, max_length=32, min_anchor_gap=64,
-                          short_documents="shrink")
+    sampler = SpanSampler(
+        num_anchors=3, num_positives=1, min_length=8, max_length=32, min_anchor_gap=64, short_documents="shrink"
+    )
     rng = np.random.default_rng(1)
     for num_tokens in (7, 8, 50, 100, 223):
         _, max_length, gap = sampler.lengths_for(num_tokens)

@@ -20,8 +20,10 @@ GUARDED_PACKAGES = ("sentence_transformers", "transformers")
 
 
 def changed(symbol, what: str) -> str:
-    return (f"{symbol.qualified_name} {what} in sentence-transformers {installed_version()} (st_contrastive was checked "
-            f"against {CHECKED_VERSION}): update st_contrastive/st_internals.py and its callers")
+    return (
+        f"{symbol.qualified_name} {what} in sentence-transformers {installed_version()} (st_contrastive was checked "
+        f"against {CHECKED_VERSION}): update st_contrastive/st_internals.py and its callers"
+    )
 
 
 @pytest.mark.parametrize("symbol", PRIVATE_SYMBOLS, ids=lambda symbol: symbol.name)
@@ -37,7 +39,9 @@ def test_create_minibatch_slices_rows_and_drops_trailing_padding_columns():
     attention_mask = (torch.arange(6) < lengths[:, None]).long()
     input_ids = torch.arange(24).view(4, 6) * attention_mask
     mini = st_internals.create_minibatch({"input_ids": input_ids, "attention_mask": attention_mask}, 2, 4)
-    assert torch.equal(mini["input_ids"], input_ids[2:4, :2]), changed(CREATE_MINIBATCH, f"returned {mini['input_ids']}")
+    assert torch.equal(mini["input_ids"], input_ids[2:4, :2]), changed(
+        CREATE_MINIBATCH, f"returned {mini['input_ids']}"
+    )
     assert torch.equal(mini["attention_mask"], attention_mask[2:4, :2]), changed(CREATE_MINIBATCH, "changed the mask")
 
 
@@ -56,15 +60,23 @@ def private_imports(path: Path) -> list[str]:
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.partition(".")[0] in GUARDED_PACKAGES:
             private_module = any(part.startswith("_") for part in node.module.split("."))
-            found += [f"{node.module}.{alias.name}" for alias in node.names
-                      if private_module or alias.name.startswith("_")]
+            found += [
+                f"{node.module}.{alias.name}" for alias in node.names if private_module or alias.name.startswith("_")
+            ]
         elif isinstance(node, ast.Import):
-            found += [alias.name for alias in node.names if alias.name.partition(".")[0] in GUARDED_PACKAGES
-                      and any(part.startswith("_") for part in alias.name.split("."))]
+            found += [
+                alias.name
+                for alias in node.names
+                if alias.name.partition(".")[0] in GUARDED_PACKAGES
+                and any(part.startswith("_") for part in alias.name.split("."))
+            ]
     return found
 
 
 def test_only_the_adapter_imports_private_names():
-    offenders = {str(path.relative_to(PACKAGE.parent)): names for path in sorted(PACKAGE.rglob("*.py"))
-                 if path != ADAPTER and (names := private_imports(path))}
+    offenders = {
+        str(path.relative_to(PACKAGE.parent)): names
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path != ADAPTER and (names := private_imports(path))
+    }
     assert not offenders, f"private sentence-transformers/transformers imports outside st_internals.py: {offenders}"

@@ -36,7 +36,8 @@ def test_loss_module_equals_pml_on_model_embeddings(tiny_model):
 
 
 def test_a_step_reads_nothing_back_once_the_encoder_runs_and_warns_of_a_batch_without_positives(
-        tiny_model, host_reads, caplog):
+    tiny_model, host_reads, caplog
+):
     loss = SupConLoss(tiny_model, temperature=0.3)
     texts = ["a dog runs", "a cat sleeps", "stocks fell"]
     with host_reads(tiny_model[0]) as reads, caplog.at_level("WARNING"):
@@ -63,8 +64,12 @@ def test_hand_computed_case():
 
 def test_no_positive_anywhere_is_zero_not_nan(caplog):
     embeddings = torch.randn(4, 8, requires_grad=True)
-    loss, dropped = supcon(similarity_matrix(embeddings, embeddings, "dot"), torch.zeros(4, 4, dtype=torch.bool),
-                           ~torch.eye(4, dtype=torch.bool), 0.1)
+    loss, dropped = supcon(
+        similarity_matrix(embeddings, embeddings, "dot"),
+        torch.zeros(4, 4, dtype=torch.bool),
+        ~torch.eye(4, dtype=torch.bool),
+        0.1,
+    )
     assert dropped == 4 and loss.item() == 0.0
     loss.backward()
     assert torch.isfinite(embeddings.grad).all()

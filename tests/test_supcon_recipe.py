@@ -10,8 +10,31 @@ from st_contrastive.recipes.supcon_nli import main, run_name
 
 def test_recipe_end_to_end(tmp_path, tiny_mlm_dir):
     output = tmp_path / "supcon"
-    main(["--model", tiny_mlm_dir, "--dataset", "snli-dev", "--max-rows", "96", "--batch-size", "16", "--max-steps", "4",
-          "--negatives", "3", "--classifier-hidden-size", "16", "--eval-tasks", "stsb-test", "mr", "--eval-max-rows", "200", "--output", str(output)])
+    main(
+        [
+            "--model",
+            tiny_mlm_dir,
+            "--dataset",
+            "snli-dev",
+            "--max-rows",
+            "96",
+            "--batch-size",
+            "16",
+            "--max-steps",
+            "4",
+            "--negatives",
+            "3",
+            "--classifier-hidden-size",
+            "16",
+            "--eval-tasks",
+            "stsb-test",
+            "mr",
+            "--eval-max-rows",
+            "200",
+            "--output",
+            str(output),
+        ]
+    )
     results = json.loads((output / "results.json").read_text())
     assert results["train"]["steps"] == 4 and results["train"]["anchors_seen"] > 0
     assert set(results["after"]) == {"stsb-test", "mr"} and set(results["before"]) == {"stsb-test", "mr"}
@@ -33,8 +56,19 @@ def test_run_names():
 
 def test_recipe_trains_with_gradcache(tmp_path, tiny_mlm_dir):
     """--mini-batch-size swaps in CachedNLISupConLoss (its equality with the uncached loss: test_cached_supcon.py)."""
-    options = ["--model", tiny_mlm_dir, "--dataset", "snli-dev", "--max-rows", "48", "--batch-size", "12",
-               "--max-steps", "2", "--eval-tasks"]
+    options = [
+        "--model",
+        tiny_mlm_dir,
+        "--dataset",
+        "snli-dev",
+        "--max-rows",
+        "48",
+        "--batch-size",
+        "12",
+        "--max-steps",
+        "2",
+        "--eval-tasks",
+    ]
     cached = main([*options, "--mini-batch-size", "5", "--output", str(tmp_path / "cached")])
     assert cached["train"]["steps"] == 2 and cached["train"]["loss"]["mini_batch_size"] == 5
     assert load_nli_classifier(tmp_path / "cached" / "nli_head").labels[0] == "entailment"

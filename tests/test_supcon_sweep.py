@@ -26,14 +26,34 @@ def test_swept_options_are_refused(capsys):
 
 def test_sweep_trains_each_variant_once_and_adds_missing_tasks(tmp_path, tiny_mlm_dir):
     output = tmp_path / "sweep"
-    common = ["--model", tiny_mlm_dir, "--output", str(output), "--supcon-weight", "0", "0.5", "--candidates", "1p2n",
-              "allpalln", "--dataset", "snli-dev", "--max-rows", "96", "--batch-size", "16", "--max-steps", "2",
-              "--eval-max-rows", "100"]
+    common = [
+        "--model",
+        tiny_mlm_dir,
+        "--output",
+        str(output),
+        "--supcon-weight",
+        "0",
+        "0.5",
+        "--candidates",
+        "1p2n",
+        "allpalln",
+        "--dataset",
+        "snli-dev",
+        "--max-rows",
+        "96",
+        "--batch-size",
+        "16",
+        "--max-steps",
+        "2",
+        "--eval-max-rows",
+        "100",
+    ]
     table = main([*common, "--eval-tasks", "stsb-test"])
     assert list(table) == ["base", "ce-only", "1p2n-lambda0.5", "allpalln-lambda0.5"]
     assert table["ce-only"]["sts avg vs CE"] == 0
     assert table["allpalln-lambda0.5"]["sts avg vs CE"] == pytest.approx(
-        table["allpalln-lambda0.5"]["stsb-test"] - table["ce-only"]["stsb-test"])
+        table["allpalln-lambda0.5"]["stsb-test"] - table["ce-only"]["stsb-test"]
+    )
     config = json.loads((output / "1p2n-lambda0.5" / "results.json").read_text())["config"]
     assert (config["supcon_weight"], config["positives"], config["negatives"]) == (0.5, 1, 2)
     weights = (output / "ce-only" / "model.safetensors").stat().st_mtime_ns

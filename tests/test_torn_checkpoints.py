@@ -25,10 +25,22 @@ from st_contrastive.checkpoints import (
 from st_contrastive.cli import main as cli_main
 
 CHECKPOINT_FILES = [
-    "1_Pooling/config.json", "README.md", "config.json", "config_sentence_transformers.json", "loss_state.pt",
-    "model.safetensors", "modules.json", "optimizer.pt", "rng_state.pth", "scheduler.pt",
-    "sentence_bert_config.json", "tokenizer.json", "tokenizer_config.json", "trainer_state.json",
-    "training_args.bin", MANIFEST_NAME,
+    "1_Pooling/config.json",
+    "README.md",
+    "config.json",
+    "config_sentence_transformers.json",
+    "loss_state.pt",
+    "model.safetensors",
+    "modules.json",
+    "optimizer.pt",
+    "rng_state.pth",
+    "scheduler.pt",
+    "sentence_bert_config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "trainer_state.json",
+    "training_args.bin",
+    MANIFEST_NAME,
 ]
 # Without a manifest (a checkpoint of an older version, or of pretrain-mlm's plain transformers Trainer) the files'
 # own formats tell: torch archives, safetensors and JSON; a cut-short README.md cannot be told.
@@ -38,10 +50,12 @@ WITHOUT_MANIFEST = [name for name in CHECKPOINT_FILES if not name.endswith(".md"
 def supcon_config(model: str, output: Path, **training):
     from st_contrastive.recipes.supcon_nli import SupConNLIConfig
 
-    config = SupConNLIConfig(model=model, dataset="snli-dev", max_rows=128, eval_tasks=[], no_base_eval=True,
-                             output=str(output))
-    return replace(config, training=replace(config.training, batch_size=16, max_steps=4, save_steps=2, seed=0,
-                                            **training))
+    config = SupConNLIConfig(
+        model=model, dataset="snli-dev", max_rows=128, eval_tasks=[], no_base_eval=True, output=str(output)
+    )
+    return replace(
+        config, training=replace(config.training, batch_size=16, max_steps=4, save_steps=2, seed=0, **training)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +84,8 @@ def test_the_list_is_what_a_real_checkpoint_holds(finished_run):
     for step in (2, 4):
         checkpoint = finished_run / "checkpoints" / f"checkpoint-{step}"
         assert sorted(p.relative_to(checkpoint).as_posix() for p in checkpoint.rglob("*") if p.is_file()) == sorted(
-            CHECKPOINT_FILES)
+            CHECKPOINT_FILES
+        )
         assert torn_file(checkpoint) is None
 
 
@@ -81,13 +96,36 @@ def test_a_torn_checkpoint_is_named_in_one_line(finished_run, tmp_path, tiny_mlm
     with pytest.raises(CheckpointError) as error:
         resolve_resume_point(checkpoint)
     assert str(error.value).startswith(f"--resume-from-checkpoint {checkpoint}: torn checkpoint, {name} is ")
-    assert str(error.value).endswith(f"resume from the run folder {run} to take its last complete checkpoint "
-                                     "(checkpoint-2)")
+    assert str(error.value).endswith(
+        f"resume from the run folder {run} to take its last complete checkpoint (checkpoint-2)"
+    )
     # The command line names it before anything loads, exit status 2, one line.
     with pytest.raises(SystemExit) as exit_:
-        cli_main(["supcon", "--model", tiny_mlm_dir, "--dataset", "snli-dev", "--max-rows", "128", "--batch-size", "16",
-                  "--max-steps", "4", "--save-steps", "2", "--seed", "0", "--eval-tasks", "--no-base-eval",
-                  "--output", str(run), "--resume-from-checkpoint", str(checkpoint)])
+        cli_main(
+            [
+                "supcon",
+                "--model",
+                tiny_mlm_dir,
+                "--dataset",
+                "snli-dev",
+                "--max-rows",
+                "128",
+                "--batch-size",
+                "16",
+                "--max-steps",
+                "4",
+                "--save-steps",
+                "2",
+                "--seed",
+                "0",
+                "--eval-tasks",
+                "--no-base-eval",
+                "--output",
+                str(run),
+                "--resume-from-checkpoint",
+                str(checkpoint),
+            ]
+        )
     assert exit_.value.code == 2
     assert capsys.readouterr().err == f"st-contrastive supcon: error: {error.value}\n"
     # From the run folder, the torn checkpoint is passed over for the one before it.
@@ -109,7 +147,9 @@ def test_resuming_from_the_run_folder_skips_the_torn_checkpoint(finished_run, tm
     with caplog.at_level(logging.WARNING):
         results = train_supcon_nli(supcon_config(tiny_mlm_dir, run, resume_from_checkpoint=str(run)))
     assert results["train"]["steps"] == 4
-    assert f"Skipping {run / 'checkpoints' / 'checkpoint-4'}, a checkpoint torn while it was saved (optimizer.pt is " \
-           "cut short" in caplog.text
+    assert (
+        f"Skipping {run / 'checkpoints' / 'checkpoint-4'}, a checkpoint torn while it was saved (optimizer.pt is "
+        "cut short" in caplog.text
+    )
     state = json.loads((run / "checkpoints" / "checkpoint-4" / "trainer_state.json").read_text())
     assert state["global_step"] == 4 and torn_file(run / "checkpoints" / "checkpoint-4") is None  # saved anew

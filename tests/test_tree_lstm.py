@@ -76,14 +76,17 @@ def test_child_sum_cell_equals_per_node_recursion(attention):
 def test_binary_cell_equals_per_node_recursion():
     torch.manual_seed(0)
     heads = sentences()
-    trees = [binarize(project_heads(ParsedSentence(["w"] * len(s), ["X"] * len(s), s, ["dep"] * len(s))))
-             for s in heads]
+    trees = [
+        binarize(project_heads(ParsedSentence(["w"] * len(s), ["X"] * len(s), s, ["dep"] * len(s)))) for s in heads
+    ]
     lengths = [len(s) for s in heads]
     cell = BinaryTreeLSTMCell(6, 5).to(DOUBLE)
     batch = TreeBatch.from_binary_trees(trees, lengths)
     words = torch.randn(sum(lengths), 6, dtype=DOUBLE, requires_grad=True)
     # A node's input: its word, or zeros for an inner constituent.
-    inputs = torch.cat([words, torch.zeros(1, 6, dtype=DOUBLE)])[torch.where(batch.token_index < 0, len(words), batch.token_index)]
+    inputs = torch.cat([words, torch.zeros(1, 6, dtype=DOUBLE)])[
+        torch.where(batch.token_index < 0, len(words), batch.token_index)
+    ]
     h, _ = cell(inputs, batch)
     naive_roots, offset = [], 0
     for tree, length in zip(trees, lengths):
@@ -100,8 +103,9 @@ def test_under_bf16_autocast_the_states_take_the_gates_dtype(cell_type):
     if cell_type == "child-sum":
         cell, batch = ChildSumTreeLSTMCell(6, 5), TreeBatch.from_heads(heads)
     else:
-        trees = [binarize(project_heads(ParsedSentence(["w"] * len(s), ["X"] * len(s), s, ["dep"] * len(s))))
-                 for s in heads]
+        trees = [
+            binarize(project_heads(ParsedSentence(["w"] * len(s), ["X"] * len(s), s, ["dep"] * len(s)))) for s in heads
+        ]
         cell, batch = BinaryTreeLSTMCell(6, 5), TreeBatch.from_binary_trees(trees, [len(s) for s in heads])
     inputs = torch.randn(batch.num_nodes, 6)
     with torch.autocast("cpu", dtype=torch.bfloat16):

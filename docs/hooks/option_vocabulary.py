@@ -30,7 +30,9 @@ def option_table() -> str:
                 commands.setdefault(flag, []).append(name)
     rows = ["| option | commands | replaces (in) |", "|---|---|---|"]
     for flag in sorted(commands, key=lambda f: (-len(commands[f]), f)):
-        old = "; ".join(f"`{spelling}` ({', '.join(used)})" for spelling, used in sorted(replaces.get(flag, {}).items()))
+        old = "; ".join(
+            f"`{spelling}` ({', '.join(used)})" for spelling, used in sorted(replaces.get(flag, {}).items())
+        )
         rows.append(f"| `{flag}` | {', '.join(commands[flag])} | {old} |")
     return "\n".join(rows) + "\n"
 

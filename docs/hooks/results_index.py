@@ -35,8 +35,10 @@ def markers(page: Path) -> list[tuple[str, str, str, str]]:
             fenced = not fenced
         heading = None if fenced else HEADING.match(line)
         if heading:
-            section, section_anchor = INLINE.sub(lambda m: m.group(1) or "", heading.group(2)), anchor(
-                heading.group(2), seen)
+            section, section_anchor = (
+                INLINE.sub(lambda m: m.group(1) or "", heading.group(2)),
+                anchor(heading.group(2), seen),
+            )
         results = RESULTS.match(line)
         if results:
             command, _, wall_time = results.group(1).rpartition("|")

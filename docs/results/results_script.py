@@ -16,8 +16,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run(script: str, description: str, tables: dict[str, Callable[..., str]], argv: list[str] | None = None,
-        runs: str | None = None) -> str:
+def run(
+    script: str,
+    description: str,
+    tables: dict[str, Callable[..., str]],
+    argv: list[str] | None = None,
+    runs: str | None = None,
+) -> str:
     """``tables``: each table's name and the function that makes its text (given ``runs=`` where the script reads
     run folders, ``runs`` being their default folder)."""
     parser = argparse.ArgumentParser(description=description)

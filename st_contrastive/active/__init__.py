@@ -12,6 +12,22 @@ from st_contrastive.active.oracle import AwaitingLabels, HumanOracle, SimulatedO
 from st_contrastive.active.state import ArmState, Pending
 from st_contrastive.config.active_learning import ACQUISITIONS, OBJECTIVES, ActiveLearningConfig, RoundTraining
 
-__all__ = ["ACQUISITIONS", "OBJECTIVES", "Acquired", "ActiveLearningConfig", "ArmState", "AwaitingLabels",
-           "HumanOracle", "Pending", "PoolModel", "RoundModel", "RoundTraining", "SimulatedOracle", "acquire",
-           "round_sizes", "round_steps", "run_active_learning", "train_round"]
+__all__ = [
+    "ACQUISITIONS",
+    "OBJECTIVES",
+    "Acquired",
+    "ActiveLearningConfig",
+    "ArmState",
+    "AwaitingLabels",
+    "HumanOracle",
+    "Pending",
+    "PoolModel",
+    "RoundModel",
+    "RoundTraining",
+    "SimulatedOracle",
+    "acquire",
+    "round_sizes",
+    "round_steps",
+    "run_active_learning",
+    "train_round",
+]

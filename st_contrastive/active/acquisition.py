@@ -80,8 +80,7 @@ def random_ids(unlabelled: Sequence[int], n: int, seed: int) -> list[int]:
     return [int(i) for i in np.random.default_rng(seed).choice(np.asarray(unlabelled), size=n, replace=False)]
 
 
-def balanced_entropy_ids(proba: np.ndarray, unlabelled: Sequence[int], labels: Sequence[int],
-                         n: int) -> Acquired:
+def balanced_entropy_ids(proba: np.ndarray, unlabelled: Sequence[int], labels: Sequence[int], n: int) -> Acquired:
     """The most uncertain rows, spread over the predicted classes so that the labelled set grows balanced.
 
     Each pick goes to the class with the fewest rows so far (labelled, plus picked as predicted to be of that
@@ -90,8 +89,10 @@ def balanced_entropy_ids(proba: np.ndarray, unlabelled: Sequence[int], labels: S
     """
     entropy = -(proba * np.log(np.clip(proba, 1e-12, None))).sum(axis=1)
     predicted = proba.argmax(axis=1)
-    queues = {c: list(np.flatnonzero(predicted == c)[np.argsort(-entropy[predicted == c], kind="stable")])
-              for c in range(proba.shape[1])}
+    queues = {
+        c: list(np.flatnonzero(predicted == c)[np.argsort(-entropy[predicted == c], kind="stable")])
+        for c in range(proba.shape[1])
+    }
     counts = np.bincount(np.asarray(labels, dtype=np.int64), minlength=proba.shape[1]).astype(float)
     picked: list[int] = []
     while len(picked) < n:
@@ -112,8 +113,16 @@ def numpy_global_seed(seed: int) -> Iterator[None]:
         np.random.set_state(state)
 
 
-def acquire(name: str, model: PoolModel | None, unlabelled: Sequence[int], labelled: Sequence[int],
-            labels: Sequence[int], n: int, seed: int, bald_samples: int = 10) -> Acquired:
+def acquire(
+    name: str,
+    model: PoolModel | None,
+    unlabelled: Sequence[int],
+    labelled: Sequence[int],
+    labels: Sequence[int],
+    n: int,
+    seed: int,
+    bald_samples: int = 10,
+) -> Acquired:
     """The ``n`` pool rows among ``unlabelled`` that acquisition ``name`` picks with ``model`` (the last round's).
 
     ``labelled`` and their ``labels`` are what coreset measures distances from. ``seed`` seeds random sampling.
@@ -130,12 +139,21 @@ def acquire(name: str, model: PoolModel | None, unlabelled: Sequence[int], label
     if isinstance(query, query_strategies.EmbeddingBasedQueryStrategy):
         rows = np.concatenate([unlabelled, labelled])  # coreset needs the labelled rows' embeddings too
         with numpy_global_seed(seed):
-            positions = query.query(model, rows, np.arange(len(unlabelled)), np.arange(len(unlabelled), len(rows)),
-                                    np.asarray(labels), n=n, pbar=None)
+            positions = query.query(
+                model,
+                rows,
+                np.arange(len(unlabelled)),
+                np.arange(len(unlabelled), len(rows)),
+                np.asarray(labels),
+                n=n,
+                pbar=None,
+            )
     else:  # scores only the unlabelled rows
-        positions = query.query(model, unlabelled, np.arange(len(unlabelled)), np.array([], dtype=np.int64),
-                                np.asarray(labels), n=n)
+        positions = query.query(
+            model, unlabelled, np.arange(len(unlabelled)), np.array([], dtype=np.int64), np.asarray(labels), n=n
+        )
     positions = np.asarray(positions)
     scores = getattr(query, "scores_", None)
-    return Acquired([int(unlabelled[p]) for p in positions],
-                    None if scores is None else [float(scores[p]) for p in positions])
+    return Acquired(
+        [int(unlabelled[p]) for p in positions], None if scores is None else [float(scores[p]) for p in positions]
+    )

@@ -47,10 +47,13 @@ class SetFitTimeBudget:
     def seconds_per_step(self, round_number: int) -> float:
         record = self.pace.rounds[round_number]
         if not record.get("steps") or "optimisation_seconds" not in record:
-            raise ValueError(f"{self.pace.objective}-{self.pace.acquisition}-seed{self.pace.seed} round "
-                             f"{round_number} has no step timing (a run from an older version): use a new --output")
+            raise ValueError(
+                f"{self.pace.objective}-{self.pace.acquisition}-seed{self.pace.seed} round "
+                f"{round_number} has no step timing (a run from an older version): use a new --output"
+            )
         return max(record["optimisation_seconds"], 1e-3) / record["steps"]
 
     def steps(self, round_number: int, labelled: int) -> int:
-        return equal_compute_steps(self.seconds(round_number), self.seconds_per_step(round_number), labelled,
-                                   self.training)
+        return equal_compute_steps(
+            self.seconds(round_number), self.seconds_per_step(round_number), labelled, self.training
+        )

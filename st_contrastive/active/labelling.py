@@ -50,12 +50,16 @@ class LabellingSession:
         self.run_dir = Path(run_dir)
         path = self.run_dir / "config.json"
         if not path.is_file():
-            raise ValueError(f"{run_dir}: no config.json (not a run folder); start one with `st-contrastive active "
-                             f"--dataset FILE --oracle human --output {run_dir}`")
+            raise ValueError(
+                f"{run_dir}: no config.json (not a run folder); start one with `st-contrastive active "
+                f"--dataset FILE --oracle human --output {run_dir}`"
+            )
         self.config = ActiveLearningConfig.from_json(json.loads(path.read_text()))
         if self.config.oracle != "human":
-            raise ValueError(f"{run_dir} is a run with --oracle {self.config.oracle}: the page labels runs started "
-                             "with --oracle human")
+            raise ValueError(
+                f"{run_dir} is a run with --oracle {self.config.oracle}: the page labels runs started "
+                "with --oracle human"
+            )
         self.config.output = str(self.run_dir)  # the folder as given here, wherever the run was started from
         self.annotator = annotator or getpass.getuser()
         self.data = experiment_data(self.config).subset_pool(self.config.pool_size, 0)
@@ -84,21 +88,33 @@ class LabellingSession:
             labelled = [row for row in rows if row["label"]]
             done = bool(state) and state.pending is None and len(state.rounds) == len(self.sizes)
             status = {
-                "run": str(self.run_dir), "annotator": self.annotator, "labels": self.label_names,
-                "phase": "done" if done and self.phase == "labelling" else self.phase, "error": self.error,
+                "run": str(self.run_dir),
+                "annotator": self.annotator,
+                "labels": self.label_names,
+                "phase": "done" if done and self.phase == "labelling" else self.phase,
+                "error": self.error,
                 "round": state.pending.round if state and state.pending else None,
-                "rounds_done": len(state.rounds) if state else 0, "rounds_total": len(self.sizes),
-                "queried": len(rows), "labelled_this_round": len(labelled),
+                "rounds_done": len(state.rounds) if state else 0,
+                "rounds_total": len(self.sizes),
+                "queried": len(rows),
+                "labelled_this_round": len(labelled),
                 "labels_so_far": (len(state.labelled) if state else 0) + len(labelled),
-                "labels_budget": self.sizes[-1], "given": len(self.given),
-                "item": self._item(state, rows), "can_undo": bool(labelled),
-                "curve": [{"round": r["round"], "labelled": r["labelled"], "accuracy": r.get("accuracy")}
-                          for r in (state.rounds if state else [])],
+                "labels_budget": self.sizes[-1],
+                "given": len(self.given),
+                "item": self._item(state, rows),
+                "can_undo": bool(labelled),
+                "curve": [
+                    {"round": r["round"], "labelled": r["labelled"], "accuracy": r.get("accuracy")}
+                    for r in (state.rounds if state else [])
+                ],
             }
             if self.phase == "training":
                 previous = state.rounds[-1]["train_seconds"] if state and state.rounds else None
-                status["training"] = {"round": len(state.rounds) if state else 0, "expected_seconds": previous,
-                                      "elapsed_seconds": round(time.monotonic() - self.training_started, 1)}
+                status["training"] = {
+                    "round": len(state.rounds) if state else 0,
+                    "expected_seconds": previous,
+                    "elapsed_seconds": round(time.monotonic() - self.training_started, 1),
+                }
             if status["phase"] == "done":
                 status["commands"] = self.commands()
             return status
@@ -111,16 +127,24 @@ class LabellingSession:
         row = waiting[0]
         row_id = int(row["id"])
         guess = self._predictions(state).get(row_id)
-        return {"id": row_id, "text": row["text"], "position": len(rows) - len(waiting) + 1,
-                "prediction": guess[0] if guess else None, "confidence": guess[1] if guess else None}
+        return {
+            "id": row_id,
+            "text": row["text"],
+            "position": len(rows) - len(waiting) + 1,
+            "prediction": guess[0] if guess else None,
+            "confidence": guess[1] if guess else None,
+        }
 
     def _predictions(self, state: ArmState) -> dict[int, tuple[str, float]]:
         """The last round's model on this round's queries (none before a model exists: round 0's random rows)."""
         round_number = state.pending.round
         if round_number not in self.predictions:
             model_dir = self.folder / "model"
-            self.predictions[round_number] = predict(model_dir, self.data.train_texts, state.pending.ids) \
-                if state.rounds and model_dir.is_dir() else {}
+            self.predictions[round_number] = (
+                predict(model_dir, self.data.train_texts, state.pending.ids)
+                if state.rounds and model_dir.is_dir()
+                else {}
+            )
         return self.predictions[round_number]
 
     # What the person does.
@@ -135,8 +159,11 @@ class LabellingSession:
                 if row["label"] == label:
                     return self.status()  # a double click or a second tab: applied once
                 raise Refused(f"row {row_id} is labelled {row['label']!r} already; undo it first", conflict=True)
-            row |= {"label": label, "labelled_by": self.annotator,
-                    "labelled_at": datetime.now(UTC).isoformat(timespec="milliseconds")}
+            row |= {
+                "label": label,
+                "labelled_by": self.annotator,
+                "labelled_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            }
             self._write(state, rows)
             if self._complete(rows):
                 self.train_next_round()
@@ -152,8 +179,10 @@ class LabellingSession:
             # ISO times sort as text; of two labels in one millisecond, the later row in the file came later
             last = max(labelled, key=lambda row: (row["labelled_at"], rows.index(row)))
             rows.remove(last)
-            rows.insert(next((i for i, row in enumerate(rows) if not row["label"]), len(rows)),
-                        last | {"label": "", "labelled_by": "", "labelled_at": ""})
+            rows.insert(
+                next((i for i, row in enumerate(rows) if not row["label"]), len(rows)),
+                last | {"label": "", "labelled_by": "", "labelled_at": ""},
+            )
             self._write(state, rows)
             return self.status()
 
@@ -209,8 +238,17 @@ class LabellingSession:
         """Every label of the run as ``labelled.csv`` in the run folder (id, text, label, round, labelled_by,
         labelled_at): the file's own labels first, then each round's queries in the order they were labelled."""
         with self.lock:
-            rows = [{"id": i, "text": self.data.train_texts[i], "label": self.label_names[label], "round": 0,
-                     "labelled_by": "the dataset file", "labelled_at": ""} for i, label in self.given.items()]
+            rows = [
+                {
+                    "id": i,
+                    "text": self.data.train_texts[i],
+                    "label": self.label_names[label],
+                    "round": 0,
+                    "labelled_by": "the dataset file",
+                    "labelled_at": "",
+                }
+                for i, label in self.given.items()
+            ]
             for round_number in range(len(self.sizes)):
                 path = queries_path(self.folder, round_number)
                 if path.is_file():
@@ -235,8 +273,10 @@ class LabellingSession:
         if state is None or state.pending is None:
             raise Refused("no round waits for labels (the budget is reached)", conflict=True)
         if round_number != state.pending.round:
-            raise Refused(f"round {round_number} is over; the run waits for the labels of round "
-                          f"{state.pending.round}", conflict=True)
+            raise Refused(
+                f"round {round_number} is over; the run waits for the labels of round {state.pending.round}",
+                conflict=True,
+            )
         return state, self._rows(state)
 
     def _queried(self, round_number: int, row_id: int) -> tuple[ArmState, list[dict], dict]:

@@ -50,8 +50,10 @@ def create_app(session: LabellingSession, token: str | None = None):
     async def require_token(request, call_next):
         given = request.query_params.get("token") or request.headers.get("x-token") or ""
         if token and not secrets.compare_digest(given.encode(), token.encode()):
-            return responses.PlainTextResponse("403: this page needs the token printed when the server started "
-                                               "(open the URL it printed)", status_code=403)
+            return responses.PlainTextResponse(
+                "403: this page needs the token printed when the server started (open the URL it printed)",
+                status_code=403,
+            )
         return await call_next(request)
 
     @app.exception_handler(Refused)

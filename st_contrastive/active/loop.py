@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+
 def round_sizes(pool: int, config: ActiveLearningConfig, given: int = 0) -> list[int]:
     """Labelled rows at each round: the ``initial`` seed set, then topped up to each multiple of ``step`` below
     ``budget``, then ``budget`` (1 %, 1 %, 15 %: 1, 2 … 15 %; a 5 % step: 1, 5, 10, 15 %). With ``given`` rows
@@ -71,8 +72,9 @@ def experiment_data(config: ActiveLearningConfig):
     return data.subset_test(config.test_size, seed=0)
 
 
-def run_active_learning(config: ActiveLearningConfig, *, progress: bool = True,
-                        say: Callable[[str], None] = logger.info) -> list[dict]:
+def run_active_learning(
+    config: ActiveLearningConfig, *, progress: bool = True, say: Callable[[str], None] = logger.info
+) -> list[dict]:
     """Run (or continue) every arm of ``config``; returns the per-round metrics rows of all arms. ``say`` gets what a
     person labelling by hand should know before the first file (the command line prints it)."""
     from st_contrastive.default_model import default_model
@@ -104,17 +106,25 @@ def _human_start(config: ActiveLearningConfig, data) -> str:
     given = given_labels(config, data)
     pool = len(data.train_texts) - len(given)
     if not pool:
-        raise ValueError(f"{config.dataset}: every train row has a label, nothing to query with --oracle human; run "
-                         "experiments on it with --oracle simulated")
-    arm = (f"--oracle human: one arm: {config.objectives[0]}, {config.acquisitions[0]} acquisition, seed 0 "
-           f"({Path(config.output) / 'arms' / arm_name(config.objectives[0], config.acquisitions[0], 0)})")
+        raise ValueError(
+            f"{config.dataset}: every train row has a label, nothing to query with --oracle human; run "
+            "experiments on it with --oracle simulated"
+        )
+    arm = (
+        f"--oracle human: one arm: {config.objectives[0]}, {config.acquisitions[0]} acquisition, seed 0 "
+        f"({Path(config.output) / 'arms' / arm_name(config.objectives[0], config.acquisitions[0], 0)})"
+    )
     sizes = round_sizes(pool, config, len(given))
     if given:
-        return (f"{arm}\nFound {len(given)} labelled rows in {source}: round 0 trains on them; the {pool} unlabelled "
-                f"rows are the pool, {sizes[-1] - len(given)} of them to label over {len(sizes) - 1} rounds "
-                "(--step, --budget; --initial is not used)")
-    return (f"{arm}\nNo labelled rows in {source}: round 0 asks for {sizes[0]} random rows of the {pool}-row pool "
-            "(--initial)")
+        return (
+            f"{arm}\nFound {len(given)} labelled rows in {source}: round 0 trains on them; the {pool} unlabelled "
+            f"rows are the pool, {sizes[-1] - len(given)} of them to label over {len(sizes) - 1} rounds "
+            "(--step, --budget; --initial is not used)"
+        )
+    return (
+        f"{arm}\nNo labelled rows in {source}: round 0 asks for {sizes[0]} random rows of the {pool}-row pool "
+        "(--initial)"
+    )
 
 
 def _run_equal_compute_arms(config, data, base_model: str, acquisition: str, seed: int, progress: bool) -> list[dict]:
@@ -127,8 +137,17 @@ def _run_equal_compute_arms(config, data, base_model: str, acquisition: str, see
     rows = []
     for objective in [o for o in config.objectives if o in EQUAL_COMPUTE_OBJECTIVES]:
         pace = ArmState.load(arms / arm_name(objective, acquisition, seed))
-        rows += run_arm(config, data, base_model, objective, acquisition, seed, progress=progress,
-                        name=objective + SUFFIX, budget=SetFitTimeBudget(setfit, pace, config.training))
+        rows += run_arm(
+            config,
+            data,
+            base_model,
+            objective,
+            acquisition,
+            seed,
+            progress=progress,
+            name=objective + SUFFIX,
+            budget=SetFitTimeBudget(setfit, pace, config.training),
+        )
     return rows
 
 
@@ -144,16 +163,27 @@ def _write_config(output: Path, config: ActiveLearningConfig) -> None:
         if not changed:
             return
         if not only_adds_arms(saved, current):
-            raise ValueError(f"{output} holds a run with other settings ({', '.join(changed)} differ); continue it "
-                             "with --resume-from-checkpoint, or choose another --output")
+            raise ValueError(
+                f"{output} holds a run with other settings ({', '.join(changed)} differ); continue it "
+                "with --resume-from-checkpoint, or choose another --output"
+            )
         # Reference and equal-compute arms train on the labelled sets the run already has: its arms stay valid.
         logger.info("%s: adding arms to the run (%s); its finished arms are kept", output, ", ".join(changed))
     output.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(config.to_json(), indent=1))
 
 
-def run_arm(config, data, base_model: str, objective: str, acquisition: str, seed: int, progress: bool = True,
-            name: str | None = None, budget: SetFitTimeBudget | None = None) -> list[dict]:
+def run_arm(
+    config,
+    data,
+    base_model: str,
+    objective: str,
+    acquisition: str,
+    seed: int,
+    progress: bool = True,
+    name: str | None = None,
+    budget: SetFitTimeBudget | None = None,
+) -> list[dict]:
     """Continue one arm from its state until the budget (or until a person has labels to give). An equal-compute arm
     has a ``name`` other than its ``objective`` and a time ``budget`` that sets its steps in each round (otherwise
     :func:`~st_contrastive.active.objectives.round_steps`)."""
@@ -185,27 +215,48 @@ def run_arm(config, data, base_model: str, objective: str, acquisition: str, see
         # --warm-start: from the model the last round saved (a resumed run finds the same one there).
         warm_from = folder / "model" if config.training.warm_start and state.rounds else None
         start = time.perf_counter()
-        model = train_round(objective, base_model, [data.train_texts[i] for i in ids], labels, data.label_names,
-                            config.training, folder / "checkpoints", _round_seed(seed, round_number), steps, warm_from)
+        model = train_round(
+            objective,
+            base_model,
+            [data.train_texts[i] for i in ids],
+            labels,
+            data.label_names,
+            config.training,
+            folder / "checkpoints",
+            _round_seed(seed, round_number),
+            steps,
+            warm_from,
+        )
         train_seconds = time.perf_counter() - start
         record, acquired = _evaluate_and_acquire(config, data, model, state, sizes, acquisition, seed, folder)
-        record |= {"started_from": f"round {round_number - 1}" if warm_from else "base",
-                   "train_seconds": round(train_seconds, 2), "steps": model.steps,
-                   "epochs": epochs(model.steps, len(ids), config.training.batch_size),
-                   "optimisation_seconds": round(model.optimisation_seconds, 3)}
+        record |= {
+            "started_from": f"round {round_number - 1}" if warm_from else "base",
+            "train_seconds": round(train_seconds, 2),
+            "steps": model.steps,
+            "epochs": epochs(model.steps, len(ids), config.training.batch_size),
+            "optimisation_seconds": round(model.optimisation_seconds, 3),
+        }
         if budget:
             record["budget_seconds"] = budget.seconds(round_number)
         _finish_round(state, record, acquired, folder, model)
         _describe_model(folder / "model", config, data, state, base_model, objective)
-        logger.info("%s round %d: %d labelled, accuracy %s, %.0f s training, %.0f s acquiring", folder.name,
-                    round_number, record["labelled"], record.get("accuracy"), train_seconds, record["acquire_seconds"])
+        logger.info(
+            "%s round %d: %d labelled, accuracy %s, %.0f s training, %.0f s acquiring",
+            folder.name,
+            round_number,
+            record["labelled"],
+            record.get("accuracy"),
+            train_seconds,
+            record["acquire_seconds"],
+        )
         bar.update(1)
     bar.close()
     return metric_rows(state, len(data.train_texts))
 
 
-def run_reference_arm(config, data, base_model: str, reference: str, source: ArmState,
-                      progress: bool = True) -> list[dict]:
+def run_reference_arm(
+    config, data, base_model: str, reference: str, source: ArmState, progress: bool = True
+) -> list[dict]:
     """``reference`` (setfit, setfit-defaults, logreg) on exactly the labelled set of each round of ``source`` (an
     arm already run)."""
     from tqdm.auto import tqdm
@@ -213,19 +264,33 @@ def run_reference_arm(config, data, base_model: str, reference: str, source: Arm
     folder = Path(config.output) / "arms" / arm_name(reference, source.acquisition, source.seed)
     state = ArmState.load(folder) or ArmState(reference, source.acquisition, source.seed)
     folder.mkdir(parents=True, exist_ok=True)  # evaluation writes into it before the first state does
-    bar = tqdm(total=len(source.rounds), initial=len(state.rounds), desc=folder.name, unit="round",
-               disable=not progress)
+    bar = tqdm(
+        total=len(source.rounds), initial=len(state.rounds), desc=folder.name, unit="round", disable=not progress
+    )
     while len(state.rounds) < len(source.rounds):
         round_number = len(state.rounds)
         labelled = source.labelled_at(round_number)
         state.labelled = labelled
         start = time.perf_counter()
-        model = _train_reference(reference, base_model, [data.train_texts[i] for i in labelled],
-                                 list(labelled.values()), data.label_names, config.training, folder / "checkpoints",
-                                 _round_seed(source.seed, round_number))
-        record = {"round": round_number, "labelled": len(labelled), "train_seconds":
-                  round(time.perf_counter() - start, 2), "acquire_seconds": 0.0, "labelled_from": source.objective,
-                  "steps": model.steps, "optimisation_seconds": round(model.optimisation_seconds, 3)}
+        model = _train_reference(
+            reference,
+            base_model,
+            [data.train_texts[i] for i in labelled],
+            list(labelled.values()),
+            data.label_names,
+            config.training,
+            folder / "checkpoints",
+            _round_seed(source.seed, round_number),
+        )
+        record = {
+            "round": round_number,
+            "labelled": len(labelled),
+            "train_seconds": round(time.perf_counter() - start, 2),
+            "acquire_seconds": 0.0,
+            "labelled_from": source.objective,
+            "steps": model.steps,
+            "optimisation_seconds": round(model.optimisation_seconds, 3),
+        }
         record |= _evaluate(data, model, folder)
         _finish_round(state, record, None, folder, model)
         bar.update(1)
@@ -233,8 +298,16 @@ def run_reference_arm(config, data, base_model: str, reference: str, source: Arm
     return metric_rows(state, len(data.train_texts))
 
 
-def _train_reference(reference: str, base_model: str, texts: list[str], labels: list[int], label_names: list[str],
-                     training, output_dir: Path, seed: int):
+def _train_reference(
+    reference: str,
+    base_model: str,
+    texts: list[str],
+    labels: list[int],
+    label_names: list[str],
+    training,
+    output_dir: Path,
+    seed: int,
+):
     from st_contrastive.active.objectives import frozen_logistic_regression, round_steps
     from st_contrastive.active.setfit_reference import train_setfit
 
@@ -243,9 +316,17 @@ def _train_reference(reference: str, base_model: str, texts: list[str], labels: 
     if reference == "setfit-defaults":
         return train_setfit(base_model, texts, labels, label_names, output_dir, seed)
     if reference == "setfit":
-        return train_setfit(base_model, texts, labels, label_names, output_dir, seed,
-                            steps=round_steps(len(texts), training), batch_size=training.batch_size,
-                            max_seq_length=training.max_seq_length)
+        return train_setfit(
+            base_model,
+            texts,
+            labels,
+            label_names,
+            output_dir,
+            seed,
+            steps=round_steps(len(texts), training),
+            batch_size=training.batch_size,
+            max_seq_length=training.max_seq_length,
+        )
     raise ValueError(f"--reference {reference}: unknown")  # check() refuses it before
 
 
@@ -263,22 +344,32 @@ def _evaluate(data, model, folder: Path) -> dict:
     embeddings = model.embed(data.test_texts)
     predicted = model.proba_of(embeddings).argmax(axis=1)
     np.save(folder / "test_embeddings.npy", embeddings.astype(np.float32))
-    return {"accuracy": round(100 * accuracy_score(data.test_labels, predicted), 2),
-            "f1_macro": round(100 * f1_score(data.test_labels, predicted, average="macro"), 2),
-            "eval_seconds": round(time.perf_counter() - start, 2)}
+    return {
+        "accuracy": round(100 * accuracy_score(data.test_labels, predicted), 2),
+        "f1_macro": round(100 * f1_score(data.test_labels, predicted, average="macro"), 2),
+        "eval_seconds": round(time.perf_counter() - start, 2),
+    }
 
 
-def _evaluate_and_acquire(config, data, model, state: ArmState, sizes: list[int], acquisition: str, seed: int,
-                          folder: Path) -> tuple[dict, Pending | None]:
+def _evaluate_and_acquire(
+    config, data, model, state: ArmState, sizes: list[int], acquisition: str, seed: int, folder: Path
+) -> tuple[dict, Pending | None]:
     round_number = len(state.rounds)
     record = {"round": round_number, "labelled": len(state.labelled)} | _evaluate(data, model, folder)
     start = time.perf_counter()
     acquired = None
     if round_number + 1 < len(sizes):
         unlabelled = [i for i in range(len(data.train_texts)) if i not in state.labelled]
-        pick = acquire(acquisition, PoolModel(data.train_texts, model), unlabelled,
-                       list(state.labelled), list(state.labelled.values()), sizes[round_number + 1] - len(state.labelled),
-                       _round_seed(seed, round_number + 1), config.bald_samples)
+        pick = acquire(
+            acquisition,
+            PoolModel(data.train_texts, model),
+            unlabelled,
+            list(state.labelled),
+            list(state.labelled.values()),
+            sizes[round_number + 1] - len(state.labelled),
+            _round_seed(seed, round_number + 1),
+            config.bald_samples,
+        )
         acquired = Pending(round_number + 1, pick.ids, pick.scores)
     record["acquire_seconds"] = round(time.perf_counter() - start, 2)
     return record, acquired
@@ -310,17 +401,26 @@ def _describe_model(model_dir: Path, config, data, state: ArmState, base_model: 
         loss_name, loss = "CosineSimilarityLoss", {"objective": "siamese", "repeats": training["siamese_repeats"]}
     else:
         loss_name = "SCALeLoss"
-        loss = {"objective": objective, "temperature": training["temperature"],
-                "supcon_weight": training["supcon_weight"] if objective == "supcon-ce" else 0.0,
-                "dropout_rates": training["dropout_rates"]}
+        loss = {
+            "objective": objective,
+            "temperature": training["temperature"],
+            "supcon_weight": training["supcon_weight"] if objective == "supcon-ce" else 0.0,
+            "dropout_rates": training["dropout_rates"],
+        }
     results = {
         "method": "active",
         "name": model_dir.parent.name,  # the arm: every arm's model folder is called "model"
         "model": base_model,
         "labels": data.label_names,
-        "config": {"dataset": dataset, "acquisition": state.acquisition, "seed": state.seed,
-                   "labelled": len(state.labelled), "pool": len(data.train_texts), "rounds": len(state.rounds),
-                   "training": training},
+        "config": {
+            "dataset": dataset,
+            "acquisition": state.acquisition,
+            "seed": state.seed,
+            "labelled": len(state.labelled),
+            "pool": len(data.train_texts),
+            "rounds": len(state.rounds),
+            "training": training,
+        },
         "train": {"steps": record["steps"], "loss": loss, "loss_name": loss_name},
         "after": {f"{dataset} test": metrics} if metrics else {},
     }
@@ -328,12 +428,30 @@ def _describe_model(model_dir: Path, config, data, state: ArmState, base_model: 
     write_model_card(model_dir)
 
 
-METRICS = ("accuracy", "f1_macro", "train_seconds", "acquire_seconds", "eval_seconds", "steps", "epochs",
-           "optimisation_seconds", "budget_seconds")
+METRICS = (
+    "accuracy",
+    "f1_macro",
+    "train_seconds",
+    "acquire_seconds",
+    "eval_seconds",
+    "steps",
+    "epochs",
+    "optimisation_seconds",
+    "budget_seconds",
+)
 
 
 def metric_rows(state: ArmState, pool: int) -> list[dict]:
     """One flat row per finished round, for the CSV and the curves."""
-    return [{"objective": state.objective, "acquisition": state.acquisition, "seed": state.seed,
-             "round": r["round"], "labelled": r["labelled"], "percent": round(100 * r["labelled"] / pool, 2)}
-            | {k: r[k] for k in METRICS if k in r} for r in state.rounds]
+    return [
+        {
+            "objective": state.objective,
+            "acquisition": state.acquisition,
+            "seed": state.seed,
+            "round": r["round"],
+            "labelled": r["labelled"],
+            "percent": round(100 * r["labelled"] / pool, 2),
+        }
+        | {k: r[k] for k in METRICS if k in r}
+        for r in state.rounds
+    ]

@@ -51,18 +51,24 @@ class RoundModel:
         """``(n, classes)``; with ``dropout_samples`` (BALD's MC dropout) ``(n, samples, classes)``."""
         if not dropout_samples:
             return self.proba_of(self.embed(texts))
-        return np.stack([self.classifier.predict_proba(self._dropout_embeddings(texts))
-                         for _ in range(dropout_samples)], axis=1)
+        return np.stack(
+            [self.classifier.predict_proba(self._dropout_embeddings(texts)) for _ in range(dropout_samples)], axis=1
+        )
 
     @torch.no_grad()
     def _dropout_embeddings(self, texts: list[str]) -> torch.Tensor:
         self.encoder.train()  # encode() would switch dropout off
         try:
-            return torch.cat([
-                self.encoder(batch_to_device(self.encoder.preprocess(texts[start : start + self.batch_size]),
-                                             self.encoder.device))["sentence_embedding"]
-                for start in range(0, len(texts), self.batch_size)
-            ])
+            return torch.cat(
+                [
+                    self.encoder(
+                        batch_to_device(
+                            self.encoder.preprocess(texts[start : start + self.batch_size]), self.encoder.device
+                        )
+                    )["sentence_embedding"]
+                    for start in range(0, len(texts), self.batch_size)
+                ]
+            )
         finally:
             self.encoder.eval()
 
@@ -81,9 +87,18 @@ def load_encoder(base_model: str, max_seq_length: int) -> SentenceTransformer:
     return model
 
 
-def train_round(objective: str, base_model: str, texts: list[str], labels: list[int], label_names: list[str],
-                training: RoundTraining, output_dir: str | Path, seed: int, steps: int | None = None,
-                warm_from: str | Path | None = None) -> RoundModel:
+def train_round(
+    objective: str,
+    base_model: str,
+    texts: list[str],
+    labels: list[int],
+    label_names: list[str],
+    training: RoundTraining,
+    output_dir: str | Path,
+    seed: int,
+    steps: int | None = None,
+    warm_from: str | Path | None = None,
+) -> RoundModel:
     """Train ``objective`` from ``base_model`` on the labelled rows for ``steps`` (default :func:`round_steps`) and
     return the round's model. ``warm_from`` (``--warm-start``): a saved round model to continue from instead, its
     encoder and its head."""
@@ -95,19 +110,36 @@ def train_round(objective: str, base_model: str, texts: list[str], labels: list[
         raise ValueError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)} (--objective)")
     torch.manual_seed(seed)
     encoder = load_encoder(str(warm_from or base_model), training.max_seq_length)
-    settings = TrainSettings(output_dir=str(output_dir), batch_size=training.batch_size,
-                             max_steps=steps or round_steps(len(texts), training), learning_rate=training.learning_rate,
-                             seed=seed, learning_rate_mapping={"classifier": training.head_learning_rate})
+    settings = TrainSettings(
+        output_dir=str(output_dir),
+        batch_size=training.batch_size,
+        max_steps=steps or round_steps(len(texts), training),
+        learning_rate=training.learning_rate,
+        seed=seed,
+        learning_rate_mapping={"classifier": training.head_learning_rate},
+    )
     if objective == "siamese":
         return _siamese(encoder, texts, labels, label_names, training, settings, seed)
     head = Path(warm_from or "", "classifier")
-    classifier = LabelClassifier.load(str(head)) if warm_from and head.is_dir() else \
-        LabelClassifier(encoder.get_embedding_dimension(), label_names)
-    loss = SCALeLoss(encoder, classifier.to(encoder.device),
-                     supcon_weight=training.supcon_weight if objective == "supcon-ce" else 0.0,
-                     temperature=training.temperature, dropout_rates=training.dropout_rates)
-    result = train(encoder, loss, Dataset.from_dict({"text": texts, "label": labels}), settings,
-                   batch_sampler=ClassBalancedBatchSampler)
+    classifier = (
+        LabelClassifier.load(str(head))
+        if warm_from and head.is_dir()
+        else LabelClassifier(encoder.get_embedding_dimension(), label_names)
+    )
+    loss = SCALeLoss(
+        encoder,
+        classifier.to(encoder.device),
+        supcon_weight=training.supcon_weight if objective == "supcon-ce" else 0.0,
+        temperature=training.temperature,
+        dropout_rates=training.dropout_rates,
+    )
+    result = train(
+        encoder,
+        loss,
+        Dataset.from_dict({"text": texts, "label": labels}),
+        settings,
+        batch_sampler=ClassBalancedBatchSampler,
+    )
     encoder.eval()
     return RoundModel(encoder, loss.classifier.eval(), steps=result.steps, optimisation_seconds=result.seconds)
 
@@ -140,8 +172,9 @@ def _siamese(encoder, texts, labels, label_names, training, settings, seed) -> R
     if len(set(labels)) < 2:
         raise ValueError("the siamese objective needs two labels among the labelled rows; raise --initial")
     first, second, targets = siamese_pairs(labels, training.siamese_repeats, seed)
-    pairs = Dataset.from_dict({"sentence1": [texts[i] for i in first], "sentence2": [texts[i] for i in second],
-                               "label": targets})
+    pairs = Dataset.from_dict(
+        {"sentence1": [texts[i] for i in first], "sentence2": [texts[i] for i in second], "label": targets}
+    )
     settings.learning_rate_mapping = None  # this loss has no head
     result = train(encoder, CosineSimilarityLoss(encoder), pairs, settings)
     model = with_logistic_regression(encoder, texts, labels, label_names)
@@ -149,8 +182,9 @@ def _siamese(encoder, texts, labels, label_names, training, settings, seed) -> R
     return model
 
 
-def with_logistic_regression(encoder: SentenceTransformer, texts: list[str], labels: list[int],
-                             label_names: list[str]) -> RoundModel:
+def with_logistic_regression(
+    encoder: SentenceTransformer, texts: list[str], labels: list[int], label_names: list[str]
+) -> RoundModel:
     """scikit-learn's ``LogisticRegression`` (its defaults, C=1; iterations raised until it converges) on the
     encoder's embeddings of the labelled rows, turned into the :class:`LabelClassifier` head the others save."""
     from sklearn.linear_model import LogisticRegression
@@ -161,8 +195,9 @@ def with_logistic_regression(encoder: SentenceTransformer, texts: list[str], lab
     return RoundModel(encoder, LabelClassifier.from_logistic_regression(estimator, label_names).eval())
 
 
-def frozen_logistic_regression(base_model: str, texts: list[str], labels: list[int], label_names: list[str],
-                               training: RoundTraining) -> RoundModel:
+def frozen_logistic_regression(
+    base_model: str, texts: list[str], labels: list[int], label_names: list[str], training: RoundTraining
+) -> RoundModel:
     """The floor every arm must clear: logistic regression on the base model, which is not trained at all.
 
     The encoder is the one the objectives start from (:func:`load_encoder`: no final Normalize, ``max_seq_length``

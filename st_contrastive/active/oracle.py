@@ -71,8 +71,10 @@ def read_labels(path: Path, pending: Pending, label_names: list[str]) -> list[in
     for number, row in enumerate(rows, start=2):  # line numbers as a spreadsheet shows them (1 is the header)
         where = f"{path}, line {number}"
         if str(row["round"]).strip() != str(pending.round):
-            raise ValueError(f"{where}: round {row['round']!r}, but the run waits for the labels of round "
-                             f"{pending.round} (queries-round-{pending.round:03d}.csv)")
+            raise ValueError(
+                f"{where}: round {row['round']!r}, but the run waits for the labels of round "
+                f"{pending.round} (queries-round-{pending.round:03d}.csv)"
+            )
         try:
             row_id = int(row["id"])
         except ValueError:
@@ -90,8 +92,9 @@ def read_labels(path: Path, pending: Pending, label_names: list[str]) -> list[in
         elif label.isdigit() and int(label) < len(label_names):
             answered[row_id] = int(label)
         else:
-            raise ValueError(f"{where}: unknown label {label!r}; expected one of {label_names} (or 0-"
-                             f"{len(label_names) - 1})")
+            raise ValueError(
+                f"{where}: unknown label {label!r}; expected one of {label_names} (or 0-{len(label_names) - 1})"
+            )
     if missing:
         raise AwaitingLabels(path, len(pending.ids), missing)
     absent_ids = [i for i in pending.ids if i not in answered]

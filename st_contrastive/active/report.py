@@ -19,8 +19,14 @@ def summarize(rows: list[dict]) -> list[dict]:
         groups.setdefault((row["objective"], row["acquisition"], row["round"]), []).append(row)
     summary = []
     for (objective, acquisition, round_number), members in groups.items():
-        entry = {"objective": objective, "acquisition": acquisition, "round": round_number,
-                 "labelled": members[0]["labelled"], "percent": members[0]["percent"], "seeds": len(members)}
+        entry = {
+            "objective": objective,
+            "acquisition": acquisition,
+            "round": round_number,
+            "labelled": members[0]["labelled"],
+            "percent": members[0]["percent"],
+            "seeds": len(members),
+        }
         for key in ("accuracy", "f1_macro", "train_seconds", "acquire_seconds", "steps", "epochs", "budget_seconds"):
             values = [m[key] for m in members if key in m]
             if values:
@@ -52,8 +58,11 @@ def format_table(summary: list[dict]) -> str:
         for percent in percents:
             s = cells.get((objective, acquisition, percent))
             values.append(f"{s['accuracy_mean']:.2f} ± {s['accuracy_std']:.2f}" if s and "accuracy_mean" in s else "")
-        seconds = [s["train_seconds_mean"] for s in summary
-                   if (s["objective"], s["acquisition"]) == (objective, acquisition) and "train_seconds_mean" in s]
+        seconds = [
+            s["train_seconds_mean"]
+            for s in summary
+            if (s["objective"], s["acquisition"]) == (objective, acquisition) and "train_seconds_mean" in s
+        ]
         values.append(f"{np.mean(seconds):.1f}" if seconds else "")
         lines.append(f"| {objective} | {acquisition} | " + " | ".join(values) + " |")
     legend = [f"- {name}: {ARMS[name]}" for name in dict.fromkeys(o for o, _ in arms) if name in ARMS]
@@ -63,19 +72,35 @@ def format_table(summary: list[dict]) -> str:
 def below_floor(summary: list[dict]) -> list[str]:
     """Arm, acquisition and round where the mean accuracy is below logistic regression on the frozen base's
     (``logreg``, on the same labelled-set sizes of the same acquisition)."""
-    floor = {(s["acquisition"], s["round"]): s["accuracy_mean"] for s in summary
-             if s["objective"] == "logreg" and "accuracy_mean" in s}
-    return [f"{s['objective']}, {s['acquisition']}, {s['percent']:g} %: {s['accuracy_mean']:.2f} < "
-            f"{floor[(s['acquisition'], s['round'])]:.2f}" for s in summary
-            if s["objective"] != "logreg" and (s["acquisition"], s["round"]) in floor and "accuracy_mean" in s
-            and s["accuracy_mean"] < floor[(s["acquisition"], s["round"])]]
+    floor = {
+        (s["acquisition"], s["round"]): s["accuracy_mean"]
+        for s in summary
+        if s["objective"] == "logreg" and "accuracy_mean" in s
+    }
+    return [
+        f"{s['objective']}, {s['acquisition']}, {s['percent']:g} %: {s['accuracy_mean']:.2f} < "
+        f"{floor[(s['acquisition'], s['round'])]:.2f}"
+        for s in summary
+        if s["objective"] != "logreg"
+        and (s["acquisition"], s["round"]) in floor
+        and "accuracy_mean" in s
+        and s["accuracy_mean"] < floor[(s["acquisition"], s["round"])]
+    ]
 
 
 def format_timing(rows: list[dict]) -> str:
     """Wall time per round, the share of it spent scoring the pool (acquisition) rather than training, the training
     time of all rounds (mean over seeds) and the optimisation steps per round."""
-    columns = ("objective", "acquisition", "s / round", "training s", "acquisition s", "acquisition share",
-               "training s, all rounds", "steps / round")
+    columns = (
+        "objective",
+        "acquisition",
+        "s / round",
+        "training s",
+        "acquisition s",
+        "acquisition share",
+        "training s, all rounds",
+        "steps / round",
+    )
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     arms = list(dict.fromkeys((r["objective"], r["acquisition"]) for r in rows))
     for objective, acquisition in arms:
@@ -87,9 +112,11 @@ def format_timing(rows: list[dict]) -> str:
         seeds = {r["seed"] for r in members} or {0}
         all_rounds = sum(r.get("train_seconds", 0.0) for r in members) / len(seeds)
         steps = [r["steps"] for r in members if "steps" in r]
-        lines.append(f"| {objective} | {acquisition} | {total:.1f} | {train:.1f} | {scoring:.1f} | "
-                     f"{100 * scoring / total if total else 0:.0f} % | {all_rounds:.1f} | "
-                     f"{f'{np.mean(steps):.0f}' if steps else ''} |")
+        lines.append(
+            f"| {objective} | {acquisition} | {total:.1f} | {train:.1f} | {scoring:.1f} | "
+            f"{100 * scoring / total if total else 0:.0f} % | {all_rounds:.1f} | "
+            f"{f'{np.mean(steps):.0f}' if steps else ''} |"
+        )
     return "\n".join(lines)
 
 
@@ -102,8 +129,11 @@ def plot_learning_curves(summary: list[dict], path: str | Path, title: str = "",
         return None
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for objective, acquisition in arms:
-        points = sorted((s["percent"], s["accuracy_mean"], s["accuracy_std"]) for s in summary
-                        if (s["objective"], s["acquisition"]) == (objective, acquisition) and "accuracy_mean" in s)
+        points = sorted(
+            (s["percent"], s["accuracy_mean"], s["accuracy_std"])
+            for s in summary
+            if (s["objective"], s["acquisition"]) == (objective, acquisition) and "accuracy_mean" in s
+        )
         x, mean, std = (np.array(v) for v in zip(*points))
         (line,) = ax.plot(x, mean, marker="o", label=f"{objective}, {acquisition}")
         ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.15)
@@ -118,8 +148,9 @@ def plot_learning_curves(summary: list[dict], path: str | Path, title: str = "",
     return Path(path)
 
 
-def plot_tsne(panels: dict[str, np.ndarray], labels: list[int], label_names: list[str], path: str | Path,
-              seed: int = 0) -> Path | None:
+def plot_tsne(
+    panels: dict[str, np.ndarray], labels: list[int], label_names: list[str], path: str | Path, seed: int = 0
+) -> Path | None:
     """scikit-learn's t-SNE of each panel's test embeddings, coloured by gold label."""
     from sklearn.manifold import TSNE
 
@@ -129,8 +160,9 @@ def plot_tsne(panels: dict[str, np.ndarray], labels: list[int], label_names: lis
     fig, axes = plt.subplots(1, len(panels), figsize=(4.5 * len(panels), 4.5), squeeze=False)
     labels = np.asarray(labels)
     for ax, (name, embeddings) in zip(axes[0], panels.items()):
-        points = TSNE(n_components=2, init="pca", random_state=seed,
-                      perplexity=min(30.0, (len(embeddings) - 1) / 3)).fit_transform(embeddings)
+        points = TSNE(
+            n_components=2, init="pca", random_state=seed, perplexity=min(30.0, (len(embeddings) - 1) / 3)
+        ).fit_transform(embeddings)
         for label, label_name in enumerate(label_names):
             mask = labels == label
             ax.scatter(points[mask, 0], points[mask, 1], s=6, label=label_name)
@@ -149,8 +181,12 @@ def write_reports(output: str | Path, rows: list[dict], title: str = "", split: 
     ``learning_curve.png`` in ``output``; returns their paths. ``split`` names what the accuracies were read on
     (``dev`` for a run with ``--dev-size``)."""
     output = Path(output)
-    paths = {"metrics_csv": output / "metrics.csv", "metrics_json": output / "metrics.json",
-             "summary_json": output / "summary.json", "table": output / "results.md"}
+    paths = {
+        "metrics_csv": output / "metrics.csv",
+        "metrics_json": output / "metrics.json",
+        "summary_json": output / "summary.json",
+        "table": output / "results.md",
+    }
     columns = list(dict.fromkeys(key for row in rows for key in row))
     with paths["metrics_csv"].open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=columns)
@@ -160,11 +196,16 @@ def write_reports(output: str | Path, rows: list[dict], title: str = "", split: 
     summary = summarize(rows)
     paths["summary_json"].write_text(json.dumps(summary, indent=1))
     below = below_floor(summary)
-    floor = (f"\nBelow the floor (logreg's mean accuracy at the same round): {'; '.join(below) or 'none'}\n"
-             if any(r["objective"] == "logreg" for r in rows) else "")
-    paths["table"].write_text(f"# {title}\n\n{split.capitalize()} accuracy (%), mean ± std over seeds\n\n"
-                              f"{format_table(summary)}\n"
-                              f"{floor}\nWall time per round (mean over rounds and seeds)\n\n{format_timing(rows)}\n")
+    floor = (
+        f"\nBelow the floor (logreg's mean accuracy at the same round): {'; '.join(below) or 'none'}\n"
+        if any(r["objective"] == "logreg" for r in rows)
+        else ""
+    )
+    paths["table"].write_text(
+        f"# {title}\n\n{split.capitalize()} accuracy (%), mean ± std over seeds\n\n"
+        f"{format_table(summary)}\n"
+        f"{floor}\nWall time per round (mean over rounds and seeds)\n\n{format_timing(rows)}\n"
+    )
     curve = plot_learning_curves(summary, output / "learning_curve.png", title, split)
     if curve:
         paths["learning_curve"] = curve

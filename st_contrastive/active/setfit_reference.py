@@ -48,9 +48,17 @@ class SetFitRoundModel:
         self.model.save_pretrained(str(path))
 
 
-def train_setfit(base_model: str, texts: list[str], labels: list[int], label_names: list[str], output_dir: str | Path,
-                 seed: int, steps: int | None = None, batch_size: int = 16,
-                 max_seq_length: int | None = None) -> SetFitRoundModel:
+def train_setfit(
+    base_model: str,
+    texts: list[str],
+    labels: list[int],
+    label_names: list[str],
+    output_dir: str | Path,
+    seed: int,
+    steps: int | None = None,
+    batch_size: int = 16,
+    max_seq_length: int | None = None,
+) -> SetFitRoundModel:
     """SetFit from ``base_model``: contrastive pairs, then its logistic-regression head.
 
     ``steps`` and ``max_seq_length`` given: that many body steps of ``batch_size`` pairs over at most that many tokens
@@ -63,8 +71,13 @@ def train_setfit(base_model: str, texts: list[str], labels: list[int], label_nam
 
     setfit = require_extra("setfit", "active")
     model = setfit.SetFitModel.from_pretrained(base_model)
-    common = {"output_dir": str(output_dir), "seed": seed, "save_strategy": "no", "report_to": "none",
-              "show_progress_bar": False}
+    common = {
+        "output_dir": str(output_dir),
+        "seed": seed,
+        "save_strategy": "no",
+        "report_to": "none",
+        "show_progress_bar": False,
+    }
     if steps is None:
         args = setfit.TrainingArguments(num_iterations=SETFIT_PAIR_ITERATIONS, **common)
     else:
@@ -76,8 +89,11 @@ def train_setfit(base_model: str, texts: list[str], labels: list[int], label_nam
     if len(set(labels)) == len(labels):
         # SetFit's body learns from pairs of rows that share a label; with none its pair sampler raises IndexError
         # (setfit 1.2.0, sampler.get_positive_pairs). Nothing is there for the body to learn: fit the head alone.
-        logger.warning("SetFit: no two of the %d labelled rows share a label, so there is no positive pair to train "
-                       "its body on; this round fits its head on the base's embeddings", len(labels))
+        logger.warning(
+            "SetFit: no two of the %d labelled rows share a label, so there is no positive pair to train "
+            "its body on; this round fits its head on the base's embeddings",
+            len(labels),
+        )
         trainer.train_classifier(texts, labels)
         steps = 0
     else:

@@ -31,10 +31,14 @@ class TrainSettings:
     seed: int = option(42, group=TRAINING, help="seed for sampling, masking and initialisation")
     save_steps: int = option(0, group=TRAINING, help="write a trainer checkpoint every N steps (0: none)")
     resume_from_checkpoint: str | None = option(
-        None, group=TRAINING, help="continue an interrupted run: its --output folder (latest complete checkpoint) or "
-        "one of its checkpoints/checkpoint-N; same settings required (more steps allowed)")
-    overwrite: bool = option(False, group=OUTPUT, help="replace a finished or interrupted run in --output (its side "
-                             "folders too)")
+        None,
+        group=TRAINING,
+        help="continue an interrupted run: its --output folder (latest complete checkpoint) or "
+        "one of its checkpoints/checkpoint-N; same settings required (more steps allowed)",
+    )
+    overwrite: bool = option(
+        False, group=OUTPUT, help="replace a finished or interrupted run in --output (its side folders too)"
+    )
     eval_steps: int = option(0, group=TRAINING, help="evaluate STS-B dev every N steps (0: never)")
     bf16: bool = option(False, group=TRAINING, help="bfloat16 autocast")
     # Learning rates of the loss's own parameters by name pattern, e.g. {"classifier": 1e-3} (ST's option).

@@ -28,12 +28,19 @@ class ClassBalancedBatchSampler(DefaultBatchSampler):
         generator: torch.Generator | None = None,
         seed: int = 0,
     ) -> None:
-        super().__init__(dataset, batch_size=batch_size, drop_last=drop_last, valid_label_columns=valid_label_columns,
-                         generator=generator, seed=seed)
+        super().__init__(
+            dataset,
+            batch_size=batch_size,
+            drop_last=drop_last,
+            valid_label_columns=valid_label_columns,
+            generator=generator,
+            seed=seed,
+        )
         column = next((c for c in (valid_label_columns or ["label"]) if c in dataset.column_names), None)
         if column is None:
-            raise ValueError(f"no label column {valid_label_columns or ['label']} to balance; columns are "
-                             f"{dataset.column_names}")
+            raise ValueError(
+                f"no label column {valid_label_columns or ['label']} to balance; columns are {dataset.column_names}"
+            )
         classes: dict = {}
         for index, label in enumerate(dataset[column]):
             classes.setdefault(label, []).append(index)
@@ -41,8 +48,9 @@ class ClassBalancedBatchSampler(DefaultBatchSampler):
 
     def _order(self) -> list[int]:
         generator = torch.Generator().manual_seed(self.seed + self.epoch)
-        queues = [[members[i] for i in torch.randperm(len(members), generator=generator).tolist()]
-                  for members in self.classes]
+        queues = [
+            [members[i] for i in torch.randperm(len(members), generator=generator).tolist()] for members in self.classes
+        ]
         queues = [queues[i] for i in torch.randperm(len(queues), generator=generator).tolist()]
         order = []
         for position in range(max(map(len, queues))):

@@ -19,18 +19,34 @@ class ContextBlockBatchSampler(DefaultBatchSampler):
     (e.g. :func:`~st_contrastive.data.load_sentence_corpus`).
     """
 
-    def __init__(self, dataset: Dataset, batch_size: int, drop_last: bool = False,
-                 valid_label_columns: list[str] | None = None, generator: torch.Generator | None = None,
-                 seed: int = 0) -> None:
-        super().__init__(dataset, batch_size=batch_size, drop_last=drop_last, valid_label_columns=valid_label_columns,
-                         generator=generator, seed=seed)
+    def __init__(
+        self,
+        dataset: Dataset,
+        batch_size: int,
+        drop_last: bool = False,
+        valid_label_columns: list[str] | None = None,
+        generator: torch.Generator | None = None,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(
+            dataset,
+            batch_size=batch_size,
+            drop_last=drop_last,
+            valid_label_columns=valid_label_columns,
+            generator=generator,
+            seed=seed,
+        )
         self.num_rows = len(dataset)
         if self.num_rows < 2:
-            raise ValueError(f"a context objective needs at least 2 consecutive sentences, the dataset has {self.num_rows}")
+            raise ValueError(
+                f"a context objective needs at least 2 consecutive sentences, the dataset has {self.num_rows}"
+            )
 
     def _blocks(self) -> list[range]:
-        blocks = [range(start, min(start + self.batch_size, self.num_rows))
-                  for start in range(0, self.num_rows, self.batch_size)]
+        blocks = [
+            range(start, min(start + self.batch_size, self.num_rows))
+            for start in range(0, self.num_rows, self.batch_size)
+        ]
         if self.drop_last and len(blocks[-1]) < self.batch_size:
             blocks.pop()
         elif len(blocks) > 1 and len(blocks[-1]) == 1:  # a lone sentence has no neighbour to find: a wasted step

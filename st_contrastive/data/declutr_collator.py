@@ -43,8 +43,10 @@ class DeCLUTRDataCollator:
     def __post_init__(self) -> None:
         name = type(self.tokenizer).__name__
         if self.tokenizer.pad_token_id is None:
-            raise ValueError(f"the tokenizer {name} has no pad token, so spans of different lengths cannot share a "
-                             "batch; give it one first, e.g. tokenizer.pad_token = tokenizer.eos_token")
+            raise ValueError(
+                f"the tokenizer {name} has no pad token, so spans of different lengths cannot share a "
+                "batch; give it one first, e.g. tokenizer.pad_token = tokenizer.eos_token"
+            )
         if self.mlm_probability > 0 and self.tokenizer.mask_token_id is None:
             raise ValueError(
                 f"the tokenizer {name} has no mask token, so MLM is impossible; "
@@ -93,7 +95,9 @@ class DeCLUTRDataCollator:
             document_anchors = []
             for spans in self.span_sampler.sample(len(token_ids), rng):
                 document_anchors.append(token_ids[spans.anchor.start : spans.anchor.end])
-                positives.extend(self._prefix + list(token_ids[p.start : p.end]) + self._suffix for p in spans.positives)
+                positives.extend(
+                    self._prefix + list(token_ids[p.start : p.end]) + self._suffix for p in spans.positives
+                )
             masked, targets = self._mask_document(document_anchors, rng)
             anchors.extend(masked)
             labels.extend(targets)
@@ -106,7 +110,9 @@ class DeCLUTRDataCollator:
             batch["anchor_mlm_labels"] = torch.tensor([f + row if left else row + f for row, f in zip(labels, fill)])
         return batch
 
-    def _mask_document(self, spans: list[list[int]], rng: np.random.Generator) -> tuple[list[list[int]], list[list[int]]]:
+    def _mask_document(
+        self, spans: list[list[int]], rng: np.random.Generator
+    ) -> tuple[list[list[int]], list[list[int]]]:
         """One document's anchors with special tokens, masked for MLM from its own generator, and their labels.
 
         Masked per document, before the batch is padded, so the masks do not depend on the other documents of
@@ -118,8 +124,10 @@ class DeCLUTRDataCollator:
         padded = self.tokenizer.pad({"input_ids": sequences}, padding_side="right", return_tensors="pt")["input_ids"]
         generator = torch.Generator().manual_seed(int(rng.integers(2**63 - 1)))
         masked, labels = mask_tokens(padded, self.tokenizer, self.mlm_probability, generator)
-        return ([row[: len(s)].tolist() for row, s in zip(masked, sequences)],
-                [row[: len(s)].tolist() for row, s in zip(labels, sequences)])
+        return (
+            [row[: len(s)].tolist() for row, s in zip(masked, sequences)],
+            [row[: len(s)].tolist() for row, s in zip(labels, sequences)],
+        )
 
     def _pad(self, sequences: list[list[int]]) -> dict[str, torch.Tensor]:
         return dict(self.tokenizer.pad({"input_ids": sequences}, return_tensors="pt"))

@@ -15,7 +15,9 @@ from sentence_transformers.sentence_transformer.readers.input_example import Inp
 from st_contrastive.data.span_sampler import SpanSampler
 
 
-def declutr_input_examples(documents: Dataset, tokenizer, span_sampler: SpanSampler, seed: int = 0) -> list[InputExample]:
+def declutr_input_examples(
+    documents: Dataset, tokenizer, span_sampler: SpanSampler, seed: int = 0
+) -> list[InputExample]:
     """One ``InputExample(texts=[anchor, positive_1, …, positive_P])`` per anchor, from ``token_ids`` rows."""
     rng = np.random.default_rng(seed)
     examples = []

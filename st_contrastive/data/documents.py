@@ -45,7 +45,9 @@ def load_documents(
     if limit is not None and len(dataset) > limit:
         dataset = dataset.select(range(limit))
     if text_field not in dataset.column_names:
-        raise ValueError(f"{source}: no {text_field!r} field; fields are {dataset.column_names} (choose with --text-field)")
+        raise ValueError(
+            f"{source}: no {text_field!r} field; fields are {dataset.column_names} (choose with --text-field)"
+        )
     if len(dataset) == 0:
         raise ValueError(f"{source}: no documents")
     if text_field != "text":
@@ -62,7 +64,9 @@ def load_corpus(corpus: str | Path, text_field: str = "text", limit: int | None 
     """
     if str(corpus) not in SHARED_CORPORA:
         return load_documents(corpus, text_field, limit=limit)
-    parts = [load_documents(data_file(name), limit=limit).select_columns(["text"]) for name in SHARED_CORPORA[str(corpus)]]
+    parts = [
+        load_documents(data_file(name), limit=limit).select_columns(["text"]) for name in SHARED_CORPORA[str(corpus)]
+    ]
     return concatenate_datasets(parts)
 
 

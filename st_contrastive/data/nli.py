@@ -14,8 +14,11 @@ from st_contrastive.models.heads.nli_classifier import NLI_LABELS  # ids 0, 1, 2
 logger = logging.getLogger(__name__)
 
 NO_GOLD = {"-", "", "-1", -1}  # SNLI pairs whose annotators did not agree
-COLUMN_ALIASES = {"premise": ("premise", "sentence1", "anchor"), "hypothesis": ("hypothesis", "sentence2", "positive"),
-                  "label": ("label", "gold_label")}
+COLUMN_ALIASES = {
+    "premise": ("premise", "sentence1", "anchor"),
+    "hypothesis": ("hypothesis", "sentence2", "positive"),
+    "label": ("label", "gold_label"),
+}
 
 
 def load_nli(source: str, split: str = "train", max_rows: int | None = None) -> Dataset:
@@ -35,7 +38,11 @@ def load_nli(source: str, split: str = "train", max_rows: int | None = None) -> 
     elif path.is_dir() and (path / "state.json").exists():
         rows, where = load_from_disk(str(path)).to_list(), str(path)
     else:
-        dataset = load_dataset(source, "pair-class", split=split) if source.endswith("all-nli") else load_dataset(source, split=split)
+        dataset = (
+            load_dataset(source, "pair-class", split=split)
+            if source.endswith("all-nli")
+            else load_dataset(source, split=split)
+        )
         rows, where = dataset.to_list(), f"{source} [{split}]"
     return _to_dataset(rows, where, max_rows)
 

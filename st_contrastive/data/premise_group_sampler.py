@@ -30,8 +30,14 @@ class PremiseGroupBatchSampler(DefaultBatchSampler):
         seed: int = 0,
         premise_column: str = "premise",
     ) -> None:
-        super().__init__(dataset, batch_size=batch_size, drop_last=drop_last, valid_label_columns=valid_label_columns,
-                         generator=generator, seed=seed)
+        super().__init__(
+            dataset,
+            batch_size=batch_size,
+            drop_last=drop_last,
+            valid_label_columns=valid_label_columns,
+            generator=generator,
+            seed=seed,
+        )
         if premise_column not in dataset.column_names:
             raise ValueError(f"no {premise_column!r} column to group by; columns are {dataset.column_names}")
         groups: dict[str, list[int]] = {}
@@ -40,7 +46,9 @@ class PremiseGroupBatchSampler(DefaultBatchSampler):
         self.groups = list(groups.values())
         oversized = sum(len(g) > batch_size for g in self.groups)
         if oversized:
-            logger.warning("%d premise groups have more than %d rows; each fills a batch of its own", oversized, batch_size)
+            logger.warning(
+                "%d premise groups have more than %d rows; each fills a batch of its own", oversized, batch_size
+            )
 
     def _batches(self) -> list[list[int]]:
         generator = torch.Generator().manual_seed(self.seed + self.epoch)

@@ -28,7 +28,9 @@ def load_sentence_corpus(path: str | Path, limit: int | None = None) -> tuple[Da
     plus ``DOCUMENT_STRIDE`` × the document's index), and their parses. Ids must be unique and not empty."""
     sentences = list(itertools.islice(read_parsed(path), limit))
     if len(sentences) < 2:
-        raise ValueError(f"{path}: {len(sentences)} parsed sentence(s); a context objective needs consecutive sentences")
+        raise ValueError(
+            f"{path}: {len(sentences)} parsed sentence(s); a context objective needs consecutive sentences"
+        )
     seen = set()
     for number, sentence in enumerate(sentences, start=1):
         if not sentence.id or sentence.id in seen:

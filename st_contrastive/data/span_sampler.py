@@ -143,8 +143,10 @@ class SpanSampler:
     def select_documents(self, lengths: list[int], names: list[str] | None = None) -> list[int]:
         """Indices of the documents to train on; drops and counts short ones (``"skip"``), or raises."""
         short = [i for i, n in enumerate(lengths) if self.is_too_short(n)]
-        requirement = (f"{self.num_anchors} anchors of up to {self.max_length} tokens, at least {self.min_anchor_gap} "
-                       f"apart, need {self.shortest_document} tokens")
+        requirement = (
+            f"{self.num_anchors} anchors of up to {self.max_length} tokens, at least {self.min_anchor_gap} "
+            f"apart, need {self.shortest_document} tokens"
+        )
         option = "--max-span-length" if self.messages_for == "command-line" else "SpanSampler(max_length=...)"
         lower = f"Lower {option} below {self.max_length}"
         if short and self.short_documents != "skip":
@@ -157,12 +159,21 @@ class SpanSampler:
                 f"{self.setting('short_documents', 'shrink')} to scale span lengths down per document."
             )
         if short and len(short) == len(lengths):
-            raise ValueError(f"all {len(lengths)} documents are too short for span sampling: {requirement}. "
-                             f"{lower}, or pass {self.setting('short_documents', 'shrink')}.")
+            raise ValueError(
+                f"all {len(lengths)} documents are too short for span sampling: {requirement}. "
+                f"{lower}, or pass {self.setting('short_documents', 'shrink')}."
+            )
         if short:
-            logger.warning("Skipped %d of %d documents shorter than %d tokens (%s); %s keeps them with shorter spans, "
-                           "%s stops on them.", len(short), len(lengths), self.shortest_document, requirement,
-                           self.setting("short_documents", "shrink"), self.setting("short_documents", "error"))
+            logger.warning(
+                "Skipped %d of %d documents shorter than %d tokens (%s); %s keeps them with shorter spans, "
+                "%s stops on them.",
+                len(short),
+                len(lengths),
+                self.shortest_document,
+                requirement,
+                self.setting("short_documents", "shrink"),
+                self.setting("short_documents", "error"),
+            )
         skipped = set(short)
         return [i for i in range(len(lengths)) if i not in skipped]
 
@@ -177,8 +188,13 @@ class SpanSampler:
         min_length, max_length, gap = self.lengths_for(num_tokens)
         anchors = self._sample_anchors(num_tokens, min_length, max_length, gap, rng)
         return [
-            AnchorSpans(anchor, tuple(self._sample_positive(anchor, num_tokens, min_length, max_length, rng)
-                                      for _ in range(self.num_positives)))
+            AnchorSpans(
+                anchor,
+                tuple(
+                    self._sample_positive(anchor, num_tokens, min_length, max_length, rng)
+                    for _ in range(self.num_positives)
+                ),
+            )
             for anchor in anchors
         ]
 

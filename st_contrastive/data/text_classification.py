@@ -32,17 +32,18 @@ class TextClassificationData:
         keep = _sample(len(self.train_texts), size, seed)
         if keep is None:
             return self
-        return replace(self, train_texts=[self.train_texts[i] for i in keep],
-                       train_labels=[self.train_labels[i] for i in keep])
+        return replace(
+            self, train_texts=[self.train_texts[i] for i in keep], train_labels=[self.train_labels[i] for i in keep]
+        )
 
     def subset_test(self, size: int | None, seed: int) -> TextClassificationData:
         """The same data with a random ``size`` rows of the test split (all when ``size`` is None or larger)."""
         keep = _sample(len(self.test_texts), size, seed)
         if keep is None:
             return self
-        return replace(self, test_texts=[self.test_texts[i] for i in keep],
-                       test_labels=[self.test_labels[i] for i in keep])
-
+        return replace(
+            self, test_texts=[self.test_texts[i] for i in keep], test_labels=[self.test_labels[i] for i in keep]
+        )
 
     def with_dev_split(self, size: int, seed: int) -> TextClassificationData:
         """``size`` random labelled train rows as the evaluation split, in place of the test split (which is then not
@@ -54,10 +55,13 @@ class TextClassificationData:
             raise ValueError(f"--dev-size {size}: the train split has {len(labelled)} labelled rows; hold out fewer")
         dev = set(np.random.default_rng(seed).choice(labelled, size, replace=False).tolist())
         kept = [i for i in range(len(self.train_texts)) if i not in dev]
-        return replace(self, train_texts=[self.train_texts[i] for i in kept],
-                       train_labels=[self.train_labels[i] for i in kept],
-                       test_texts=[self.train_texts[i] for i in sorted(dev)],
-                       test_labels=[self.train_labels[i] for i in sorted(dev)])
+        return replace(
+            self,
+            train_texts=[self.train_texts[i] for i in kept],
+            train_labels=[self.train_labels[i] for i in kept],
+            test_texts=[self.train_texts[i] for i in sorted(dev)],
+            test_labels=[self.train_labels[i] for i in sorted(dev)],
+        )
 
 
 def _sample(rows: int, size: int | None, seed: int) -> list[int] | None:
@@ -111,8 +115,11 @@ def _from_rows(rows: list[dict], where: str, name: str, label_names: list[str] |
             raise ValueError(f"{where}, row {number}: a test row needs a label")
         splits[split][0].append(row[text])
         splits[split][1].append(value)
-    names = label_names or _names_in_id_order(rows, label) or sorted(
-        {v for _, labels in splits.values() for v in labels if v is not None}, key=_order)
+    names = (
+        label_names
+        or _names_in_id_order(rows, label)
+        or sorted({v for _, labels in splits.values() for v in labels if v is not None}, key=_order)
+    )
     if len(names) < 2:
         raise ValueError(f"{where}: found the labels {names}; a classifier needs at least two (pass --label-names)")
     index = {label_name: i for i, label_name in enumerate(names)}
@@ -120,12 +127,20 @@ def _from_rows(rows: list[dict], where: str, name: str, label_names: list[str] |
     def ids(labels: list[str | None], split: str) -> list[int | None]:
         for position, value in enumerate(labels):
             if value is not None and value not in index:
-                raise ValueError(f"{where}: {split} row {position + 1} has the label {value!r}, not one of {names} "
-                                 "(change the row or --label-names)")
+                raise ValueError(
+                    f"{where}: {split} row {position + 1} has the label {value!r}, not one of {names} "
+                    "(change the row or --label-names)"
+                )
         return [None if value is None else index[value] for value in labels]
 
-    return TextClassificationData(name, list(names), splits["train"][0], ids(splits["train"][1], "train"),
-                                  splits["test"][0], ids(splits["test"][1], "test"))
+    return TextClassificationData(
+        name,
+        list(names),
+        splits["train"][0],
+        ids(splits["train"][1], "train"),
+        splits["test"][0],
+        ids(splits["test"][1], "test"),
+    )
 
 
 def _names_in_id_order(rows: list[dict], label: str) -> list[str] | None:
@@ -156,6 +171,11 @@ def _from_hub(source: str, label_names: list[str] | None) -> TextClassificationD
         names = getattr(feature, "names", None)  # a ClassLabel: ids to names
         for row in dataset[split]:
             label = row.get("label")
-            rows.append({"text": row.get("text", row.get("sentence")), "split": split,
-                         "label": names[label] if names and label is not None and label >= 0 else label})
+            rows.append(
+                {
+                    "text": row.get("text", row.get("sentence")),
+                    "split": split,
+                    "label": names[label] if names and label is not None and label >= 0 else label,
+                }
+            )
     return _from_rows(rows, source, source.rsplit("/", 1)[-1], label_names)

@@ -9,4 +9,14 @@ from st_contrastive.losses.nt_xent import nt_xent
 from st_contrastive.losses.scale import SCALeLoss
 from st_contrastive.losses.supcon import SupConLoss
 
-__all__ = ["CachedDeCLUTRLoss", "CachedNLISupConLoss", "CachedSupConLoss", "DeCLUTRLoss", "MultiViewBilinearLoss", "NLISupConLoss", "SCALeLoss", "SupConLoss", "nt_xent"]
+__all__ = [
+    "CachedDeCLUTRLoss",
+    "CachedNLISupConLoss",
+    "CachedSupConLoss",
+    "DeCLUTRLoss",
+    "MultiViewBilinearLoss",
+    "NLISupConLoss",
+    "SCALeLoss",
+    "SupConLoss",
+    "nt_xent",
+]

@@ -98,20 +98,26 @@ class CachedDeCLUTRLoss(DeCLUTRLoss):
                                    data_collator=DeCLUTRDataCollator(model.tokenizer, sampler)).train()
         """
         if contrastive_weight <= 0:
-            raise ValueError("CachedDeCLUTRLoss caches the gradients of the contrastive term: with contrastive_weight=0 "
-                             "use DeCLUTRLoss (MLM alone needs no cache)")
+            raise ValueError(
+                "CachedDeCLUTRLoss caches the gradients of the contrastive term: with contrastive_weight=0 "
+                "use DeCLUTRLoss (MLM alone needs no cache)"
+            )
         if mini_batch_size < 1:
             raise ValueError(f"mini_batch_size must be at least 1, not {mini_batch_size}")
         super().__init__(model, temperature, contrastive_weight, mlm_weight, gather_across_devices)
         self.mini_batch_size = mini_batch_size
         self.sort_by_length = sort_by_length
 
-    def forward(self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+    def forward(
+        self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None = None
+    ) -> dict[str, torch.Tensor]:
         refuse_layer_modifiers(self)
         anchor_features, *positive_inputs = sentence_features
         if len(positive_inputs) != 1:
-            raise ValueError("CachedDeCLUTRLoss takes the collator's (anchor, positive) columns; for one column per "
-                             "positive (legacy fit()) use DeCLUTRLoss")
+            raise ValueError(
+                "CachedDeCLUTRLoss takes the collator's (anchor, positive) columns; for one column per "
+                "positive (legacy fit()) use DeCLUTRLoss"
+            )
         anchor_features, mlm_labels = self._anchor_inputs(anchor_features)
         # The batch's masked tokens, counted before the encoder runs (on a GPU the count waits for the batch's copy
         # alone); the mini-batches' counts stay on the device.
@@ -152,18 +158,22 @@ class CachedDeCLUTRLoss(DeCLUTRLoss):
         # Pass 2 runs in the backward of the returned contrastive term (the trainer back-propagates the sum of the
         # terms; the MLM value is a constant there, its gradient is computed here).
         output = contrastive.detach().requires_grad_()
-        output.register_hook(partial(self._backward, columns=columns, cache=cache, states=states, mlm_weight=mlm_weight))
+        output.register_hook(
+            partial(self._backward, columns=columns, cache=cache, states=states, mlm_weight=mlm_weight)
+        )
         return LossComponents({"contrastive": output} | ({"mlm": losses["mlm"]} if "mlm" in losses else {}))
 
-    def calculate_loss(self, reps: list[list[torch.Tensor]], *, restore: list[torch.Tensor],
-                       with_backward: bool = False) -> torch.Tensor:
+    def calculate_loss(
+        self, reps: list[list[torch.Tensor]], *, restore: list[torch.Tensor], with_backward: bool = False
+    ) -> torch.Tensor:
         """The weighted NT-Xent of the mini-batch embeddings ``reps`` (anchors, positives), put back in batch order
         by ``restore``; with ``with_backward`` its gradients go to ``reps`` and the value comes back detached."""
         anchors, positives = (torch.cat(column)[order] for column, order in zip(reps, restore, strict=True))
         mean_positives = positives.view(len(anchors), len(positives) // len(anchors), -1).mean(dim=1)
         if not with_backward:
-            return self.contrastive_weight * nt_xent(anchors, mean_positives, self.temperature,
-                                                     self.gather_across_devices)
+            return self.contrastive_weight * nt_xent(
+                anchors, mean_positives, self.temperature, self.gather_across_devices
+            )
         return self._nt_xent_by_blocks(torch.cat([anchors, mean_positives]))
 
     def _nt_xent_by_blocks(self, items: torch.Tensor) -> torch.Tensor:
@@ -199,8 +209,10 @@ class CachedDeCLUTRLoss(DeCLUTRLoss):
         order = torch.arange(rows)
         if self.sort_by_length and "attention_mask" in features:
             order = features["attention_mask"].sum(dim=1).cpu().argsort(descending=True, stable=True)
-        features = {k: v[order.to(v.device)] if isinstance(v, torch.Tensor) and len(v) == rows else v
-                    for k, v in features.items()}
+        features = {
+            k: v[order.to(v.device)] if isinstance(v, torch.Tensor) and len(v) == rows else v
+            for k, v in features.items()
+        }
         targets = mlm_labels[order.to(mlm_labels.device)] if mlm_labels is not None else None
         batches = []
         for begin in range(0, rows, self.mini_batch_size):
@@ -224,11 +236,16 @@ class CachedDeCLUTRLoss(DeCLUTRLoss):
                         embeddings = out["sentence_embedding"]
                         surrogate = torch.dot(embeddings.flatten().float(), grad.flatten().float())
                         if targets is not None and mlm_weight:
-                            surrogate = surrogate + mlm_weight * _masked(targets) * self.mlm_head(out["token_embeddings"], targets)
+                            surrogate = surrogate + mlm_weight * _masked(targets) * self.mlm_head(
+                                out["token_embeddings"], targets
+                            )
                         (surrogate * grad_output).backward()
 
     def get_config_dict(self) -> dict[str, Any]:
-        return super().get_config_dict() | {"mini_batch_size": self.mini_batch_size, "sort_by_length": self.sort_by_length}
+        return super().get_config_dict() | {
+            "mini_batch_size": self.mini_batch_size,
+            "sort_by_length": self.sort_by_length,
+        }
 
 
 def _masked(mlm_labels: torch.Tensor) -> torch.Tensor:

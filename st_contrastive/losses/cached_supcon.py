@@ -179,8 +179,20 @@ class CachedNLISupConLoss(CachedLossMixin, NLISupConLoss):
         """
         if mini_batch_size < 1:
             raise ValueError(f"mini_batch_size must be at least 1, not {mini_batch_size}")
-        NLISupConLoss.__init__(self, model, classifier, supcon_weight, temperature, positives, negatives, similarity,
-                               entailment_label, gather_across_devices, seed, size_classifiers)
+        NLISupConLoss.__init__(
+            self,
+            model,
+            classifier,
+            supcon_weight,
+            temperature,
+            positives,
+            negatives,
+            similarity,
+            entailment_label,
+            gather_across_devices,
+            seed,
+            size_classifiers,
+        )
         self.mini_batch_size = mini_batch_size
         self._groups = None
 

@@ -18,7 +18,9 @@ from sentence_transformers.util import all_gather_with_grad
 Similarity = Literal["cosine", "dot"]
 
 
-def similarity_matrix(anchors: torch.Tensor, candidates: torch.Tensor, similarity: Similarity = "cosine") -> torch.Tensor:
+def similarity_matrix(
+    anchors: torch.Tensor, candidates: torch.Tensor, similarity: Similarity = "cosine"
+) -> torch.Tensor:
     """Anchor × candidate similarities in float32 (even under autocast, which would run the product in bf16/fp16)."""
     if similarity not in ("cosine", "dot"):
         raise ValueError(f"similarity must be 'cosine' or 'dot', not {similarity!r}")
@@ -86,13 +88,16 @@ def gather_candidates(
     if labels is not None:
         gathered_labels = gather(labels, with_grad=False)
         if local_ids:
-            shift = torch.repeat_interleave(torch.tensor(offsets, device=labels.device), torch.tensor(sizes, device=labels.device))
+            shift = torch.repeat_interleave(
+                torch.tensor(offsets, device=labels.device), torch.tensor(sizes, device=labels.device)
+            )
             gathered_labels = torch.where(gathered_labels >= 0, gathered_labels + shift, gathered_labels)
     return Candidates(gather(embeddings, with_grad=True), gathered_labels, offsets[dist.get_rank()])
 
 
-def global_mean_factor(local_count: int | torch.Tensor, device: torch.device, *,
-                       gather_across_devices: bool = False) -> float:
+def global_mean_factor(
+    local_count: int | torch.Tensor, device: torch.device, *, gather_across_devices: bool = False
+) -> float:
     """What turns this rank's mean over ``local_count`` items into its share of the mean over every rank's items.
 
     DDP averages gradients over ranks, so the mean of per-rank means is what it trains. When ranks hold different

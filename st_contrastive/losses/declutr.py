@@ -117,11 +117,14 @@ class DeCLUTRLoss(nn.Module):
                 )
             self.mlm_head = MaskedLMHead(model[0].auto_model)
 
-    def forward(self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+    def forward(
+        self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None = None
+    ) -> dict[str, torch.Tensor]:
         anchor_features, *positive_inputs = sentence_features
         # Under AdaptiveLayerLoss the model reads the same copy at every layer's call (the layers cached in it).
-        anchor_features, mlm_labels = same_for_every_layer(self, [anchor_features, *positive_inputs],
-                                                           lambda: self._anchor_inputs(anchor_features))
+        anchor_features, mlm_labels = same_for_every_layer(
+            self, [anchor_features, *positive_inputs], lambda: self._anchor_inputs(anchor_features)
+        )
         anchors = self.model(anchor_features)
         # Under MatryoshkaLoss / AdaptiveLayerLoss MLM reads the same tokens at every call: counted once, at full size.
         with_mlm = self.mlm_weight > 0 and not reduced_by_a_modifier(self.model, anchors["sentence_embedding"])
@@ -129,28 +132,36 @@ class DeCLUTRLoss(nn.Module):
         if self.contrastive_weight > 0:
             if len(anchors["sentence_embedding"]) == 1 and not self.gather_across_devices and not self._warned_alone:
                 self._warned_alone = True  # once: one anchor and its positive have no negative, so NT-Xent is 0
-                logger.warning("A batch holds a single anchor (one document, num_anchors=1): NT-Xent has no negative "
-                               "and is exactly 0. Use more documents per batch or more anchors per document.")
+                logger.warning(
+                    "A batch holds a single anchor (one document, num_anchors=1): NT-Xent has no negative "
+                    "and is exactly 0. Use more documents per batch or more anchors per document."
+                )
             mean_positives = self._mean_positives(positive_inputs, len(anchors["sentence_embedding"]))
-            contrastive = nt_xent(anchors["sentence_embedding"], mean_positives, self.temperature, self.gather_across_devices)
+            contrastive = nt_xent(
+                anchors["sentence_embedding"], mean_positives, self.temperature, self.gather_across_devices
+            )
             losses["contrastive"] = self.contrastive_weight * contrastive
         if with_mlm:
             mlm = self.mlm_head(anchors["token_embeddings"], mlm_labels)
             # Ranks mask different numbers of tokens: weight each rank's mean so DDP trains the global token mean.
             # The count stays a tensor: int() here would make every step wait for the GPU.
-            share = global_mean_factor((mlm_labels != IGNORE_INDEX).sum(), mlm.device,
-                                       gather_across_devices=self.gather_across_devices)
+            share = global_mean_factor(
+                (mlm_labels != IGNORE_INDEX).sum(), mlm.device, gather_across_devices=self.gather_across_devices
+            )
             losses["mlm"] = self.mlm_weight * share * mlm
         return losses
 
-    def _anchor_inputs(self, anchor_features: dict[str, torch.Tensor]) -> tuple[dict[str, torch.Tensor], torch.Tensor | None]:
+    def _anchor_inputs(
+        self, anchor_features: dict[str, torch.Tensor]
+    ) -> tuple[dict[str, torch.Tensor], torch.Tensor | None]:
         """The anchors' features as the encoder reads them, and their MLM labels (None when no MLM is trained)."""
         anchor_features = dict(anchor_features)
         mlm_labels = anchor_features.pop("mlm_labels", None)
         if self.mlm_weight > 0 and mlm_labels is None:  # legacy fit(): plain tokenized text, so mask here
             fixed = None if self.model.training else torch.Generator().manual_seed(0)  # evaluation: the same masks
-            anchor_features["input_ids"], mlm_labels = mask_tokens(anchor_features["input_ids"], self.model.tokenizer,
-                                                                   generator=fixed)
+            anchor_features["input_ids"], mlm_labels = mask_tokens(
+                anchor_features["input_ids"], self.model.tokenizer, generator=fixed
+            )
         if mlm_labels is not None and self.mlm_weight <= 0:  # masked by a collator, but this loss trains no MLM
             masked = mlm_labels != IGNORE_INDEX
             anchor_features["input_ids"] = torch.where(masked, mlm_labels, anchor_features["input_ids"])

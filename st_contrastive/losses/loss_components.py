@@ -38,8 +38,14 @@ class LossComponents(dict):
 
     def __add__(self, other):
         if isinstance(other, dict):
-            return LossComponents({name: self[name] + other[name] if name in self and name in other
-                                   else self.get(name, other.get(name)) for name in {**self, **other}})
+            return LossComponents(
+                {
+                    name: self[name] + other[name]
+                    if name in self and name in other
+                    else self.get(name, other.get(name))
+                    for name in {**self, **other}
+                }
+            )
         if isinstance(other, numbers.Number) and other == 0:  # `loss = 0.0; loss += weight * ...`
             return LossComponents(self)
         if isinstance(other, torch.Tensor):
@@ -103,6 +109,8 @@ def refuse_layer_modifiers(loss) -> None:
     (sentence-transformers' own cached losses are not compatible with them either). Refused in one line instead of
     failing inside them; MatryoshkaLoss works with the cached losses."""
     if under_a_layer_modifier(loss.model):
-        raise ValueError(f"{type(loss).__name__} does not work inside AdaptiveLayerLoss or Matryoshka2dLoss (it "
-                         "back-propagates mini-batch by mini-batch, which those modifiers cannot follow, like "
-                         "sentence-transformers' cached losses); use MatryoshkaLoss, or the loss without its cache")
+        raise ValueError(
+            f"{type(loss).__name__} does not work inside AdaptiveLayerLoss or Matryoshka2dLoss (it "
+            "back-propagates mini-batch by mini-batch, which those modifiers cannot follow, like "
+            "sentence-transformers' cached losses); use MatryoshkaLoss, or the loss without its cache"
+        )

@@ -103,7 +103,9 @@ class MultiViewBilinearLoss(nn.Module):
         self.bilinear = nn.Parameter(torch.empty(views.dim, views.dim))
         nn.init.xavier_uniform_(self.bilinear)
 
-    def forward(self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None) -> torch.Tensor:
+    def forward(
+        self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None
+    ) -> torch.Tensor:
         features = list(sentence_features)
         if len(features) != 1:
             raise ValueError(f"MultiViewBilinearLoss reads one column of consecutive sentences, got {len(features)}")
@@ -111,9 +113,11 @@ class MultiViewBilinearLoss(nn.Module):
         self.warn_without_context(positions)
         output = self.model(features[0])
         if reduced_by_a_modifier(self.model, output["sentence_embedding"]):
-            raise ValueError("MultiViewBilinearLoss scores the two views of the embedding [f(s); g(s)], which a "
-                             "Matryoshka truncation or an earlier layer does not have: train multi-view without "
-                             "MatryoshkaLoss, Matryoshka2dLoss or AdaptiveLayerLoss")
+            raise ValueError(
+                "MultiViewBilinearLoss scores the two views of the embedding [f(s); g(s)], which a "
+                "Matryoshka truncation or an earlier layer does not have: train multi-view without "
+                "MatryoshkaLoss, Matryoshka2dLoss or AdaptiveLayerLoss"
+            )
         f, g = output["view_embeddings"]
         positions = positions.to(f.device)
         loss, _ = self.direction(f, g, self.bilinear, positions)
@@ -130,15 +134,19 @@ class MultiViewBilinearLoss(nn.Module):
         if self.gather_across_devices:
             return
         distance = (positions[:, None] - positions[None, :]).abs()
-        in_context = (distance <= self.context_size) & ~torch.eye(len(positions), dtype=torch.bool,
-                                                                  device=positions.device)
+        in_context = (distance <= self.context_size) & ~torch.eye(
+            len(positions), dtype=torch.bool, device=positions.device
+        )
         if not in_context.any():
-            logger.warning("No sentence of this batch has a context sentence among the candidates (positions %s…): "
-                           "its loss is zero. Batch consecutive sentences with ContextBlockBatchSampler.",
-                           positions[:8].tolist())
+            logger.warning(
+                "No sentence of this batch has a context sentence among the candidates (positions %s…): "
+                "its loss is zero. Batch consecutive sentences with ContextBlockBatchSampler.",
+                positions[:8].tolist(),
+            )
 
-    def direction(self, anchors: torch.Tensor, candidates: torch.Tensor, bilinear: torch.Tensor,
-                  positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def direction(
+        self, anchors: torch.Tensor, candidates: torch.Tensor, bilinear: torch.Tensor, positions: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Mean over anchors of −mean over its context sentences of log softmax_j c(anchor, candidate_j), and how
         many anchors have no context sentence among the candidates (they drop out of the mean)."""
         gathered = gather_candidates(candidates, positions, gather_across_devices=self.gather_across_devices)
@@ -147,12 +155,20 @@ class MultiViewBilinearLoss(nn.Module):
         candidate_mask = gathered.not_self(len(anchors))
         # Ranks' blocks may hold different numbers of sentences with a context (a short last block): supcon weights
         # each rank's mean so that DDP's average is the mean over every anchor.
-        return supcon(scores, (distance <= self.context_size) & candidate_mask, candidate_mask, 1.0,
-                      gather_across_devices=self.gather_across_devices)
+        return supcon(
+            scores,
+            (distance <= self.context_size) & candidate_mask,
+            candidate_mask,
+            1.0,
+            gather_across_devices=self.gather_across_devices,
+        )
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {"context_size": self.context_size, "symmetric": self.symmetric,
-                "gather_across_devices": self.gather_across_devices}
+        return {
+            "context_size": self.context_size,
+            "symmetric": self.symmetric,
+            "gather_across_devices": self.gather_across_devices,
+        }
 
     @property
     def citation(self) -> str:

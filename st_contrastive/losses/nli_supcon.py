@@ -143,9 +143,11 @@ class NLISupConLoss(nn.Module):
         if isinstance(model[-1], Normalize):
             # Unit-norm (u, v, |u−v|) features start the head's logits near zero; CE then reshapes the whole space
             # (all-MiniLM-L6-v2 on SNLI dev+test: STS-B 82 -> 46 with Normalize, -> 70 without).
-            logger.warning("The model ends in Normalize: the softmax head sees unit-norm embeddings and CE training "
-                           "distorts the space. Train Transformer + Pooling (the paper's setup): "
-                           "SentenceTransformer(modules=list(model)[:-1]); cosine similarities are the same.")
+            logger.warning(
+                "The model ends in Normalize: the softmax head sees unit-norm embeddings and CE training "
+                "distorts the space. Train Transformer + Pooling (the paper's setup): "
+                "SentenceTransformer(modules=list(model)[:-1]); cosine similarities are the same."
+            )
         self.generator = torch.Generator().manual_seed(seed)
         self.anchors_seen = 0
         self.anchors_without_positive = 0
@@ -172,20 +174,33 @@ class NLISupConLoss(nn.Module):
         copies = [dict(features) for features in sentence_features]
         return copies, copies[0].pop("group", None)
 
-    def _premise_groups_once(self, batch: list, sentence_features: list[dict[str, torch.Tensor]],
-                             text_group: torch.Tensor | None, labels: torch.Tensor) -> PremiseGroups:
+    def _premise_groups_once(
+        self,
+        batch: list,
+        sentence_features: list[dict[str, torch.Tensor]],
+        text_group: torch.Tensor | None,
+        labels: torch.Tensor,
+    ) -> PremiseGroups:
         """:meth:`premise_groups_of` the batch, once: MatryoshkaLoss calls the loss again per size on the same batch
         (its dicts and labels, compared by identity), once the encoder has run, where each read would wait for a
         GPU and the anchors would be counted again."""
         kept = self.__dict__.get("_batch_groups")
-        if kept is None or kept[1] is not labels or len(kept[0]) != len(batch) or any(
-                a is not b for a, b in zip(kept[0], batch)):
-            kept = self.__dict__["_batch_groups"] = (batch, labels,
-                                                     self.premise_groups_of(sentence_features, text_group, labels))
+        if (
+            kept is None
+            or kept[1] is not labels
+            or len(kept[0]) != len(batch)
+            or any(a is not b for a, b in zip(kept[0], batch))
+        ):
+            kept = self.__dict__["_batch_groups"] = (
+                batch,
+                labels,
+                self.premise_groups_of(sentence_features, text_group, labels),
+            )
         return kept[2]
 
-    def premise_groups_of(self, sentence_features: list[dict[str, torch.Tensor]], text_group: torch.Tensor | None,
-                          labels: torch.Tensor) -> PremiseGroups:
+    def premise_groups_of(
+        self, sentence_features: list[dict[str, torch.Tensor]], text_group: torch.Tensor | None, labels: torch.Tensor
+    ) -> PremiseGroups:
         """The batch's labels checked, its premise groups, and the anchors counted (those without an entailed
         hypothesis drop out of SupCon), all read from the batch before the encoder runs: on a GPU these reads then
         wait only for the batch's copy to the device, not for the forward pass."""
@@ -201,8 +216,9 @@ class NLISupConLoss(nn.Module):
                 logger.warning("No premise in this batch has an entailed hypothesis: the SupCon term is zero.")
         return groups
 
-    def terms(self, premises: torch.Tensor, hypotheses: torch.Tensor, groups: PremiseGroups,
-              labels: torch.Tensor) -> dict[str, torch.Tensor]:
+    def terms(
+        self, premises: torch.Tensor, hypotheses: torch.Tensor, groups: PremiseGroups, labels: torch.Tensor
+    ) -> dict[str, torch.Tensor]:
         """``{"cross_entropy": (1−λ)·CE, "supcon": λ·SupCon}`` of the batch's embeddings (the active terms). Under a
         loss modifier's truncated (or earlier-layer) embeddings CE only where a head reads them (:meth:`head_for`)."""
         losses = LossComponents()
@@ -236,16 +252,22 @@ class NLISupConLoss(nn.Module):
         )
         # A hypothesis carries its premise group when it is entailed, -1 ("no anchor's positive") otherwise.
         entailed_group = torch.where(labels.view(-1) == self.entailment_label, group, -1)
-        candidates = gather_candidates(hypotheses, entailed_group, gather_across_devices=self.gather_across_devices,
-                                       local_ids=True)
+        candidates = gather_candidates(
+            hypotheses, entailed_group, gather_across_devices=self.gather_across_devices, local_ids=True
+        )
         anchor_group = torch.arange(num_groups, device=group.device) + candidates.offset
         positive = anchor_group[:, None] == candidates.labels[None, :]
         negative = ~positive
         positive = self._keep_at_most(positive, self.positives)
         negative = self._keep_at_most(negative, self.negatives)
         similarities = similarity_matrix(premises[first_row], candidates.embeddings, self.similarity)
-        loss, _ = supcon(similarities, positive, positive | negative, self.temperature,
-                         gather_across_devices=self.gather_across_devices)
+        loss, _ = supcon(
+            similarities,
+            positive,
+            positive | negative,
+            self.temperature,
+            gather_across_devices=self.gather_across_devices,
+        )
         return loss
 
     def _keep_at_most(self, mask: torch.Tensor, k: str | int) -> torch.Tensor:
@@ -259,8 +281,11 @@ class NLISupConLoss(nn.Module):
 
     def get_extra_state(self) -> dict:
         """The selection generator and the anchor counters, saved in trainer checkpoints for exact resumes."""
-        return {"generator": self.generator.get_state(), "anchors_seen": self.anchors_seen,
-                "anchors_without_positive": self.anchors_without_positive}
+        return {
+            "generator": self.generator.get_state(),
+            "anchors_seen": self.anchors_seen,
+            "anchors_without_positive": self.anchors_without_positive,
+        }
 
     def set_extra_state(self, state: dict) -> None:
         self.generator.set_state(state["generator"])

@@ -7,7 +7,9 @@ import torch
 from st_contrastive.losses.contrastive_core import gather_candidates, similarity_matrix, supcon
 
 
-def nt_xent(anchors: torch.Tensor, positives: torch.Tensor, temperature: float, gather_across_devices: bool = False) -> torch.Tensor:
+def nt_xent(
+    anchors: torch.Tensor, positives: torch.Tensor, temperature: float, gather_across_devices: bool = False
+) -> torch.Tensor:
     """Mean NT-Xent over the ``2M`` items of ``M`` (anchor, positive) pairs.
 
     Each item's positive is its partner; every other anchor and positive is a negative (both directions, as in
@@ -21,6 +23,11 @@ def nt_xent(anchors: torch.Tensor, positives: torch.Tensor, temperature: float, 
     candidates = gather_candidates(items, pair, gather_across_devices=gather_across_devices, local_ids=True)
     not_self = candidates.not_self(len(items))
     partner = (pair + candidates.offset)[:, None] == candidates.labels[None, :]
-    loss, _ = supcon(similarity_matrix(items, candidates.embeddings), partner, not_self, temperature,
-                     gather_across_devices=gather_across_devices)
+    loss, _ = supcon(
+        similarity_matrix(items, candidates.embeddings),
+        partner,
+        not_self,
+        temperature,
+        gather_across_devices=gather_across_devices,
+    )
     return loss

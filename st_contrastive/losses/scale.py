@@ -153,8 +153,9 @@ class SCALeLoss(nn.Module):
         losses = LossComponents()
         if not reduced_by_a_modifier(self.model, views[0]):  # the head reads the full embedding: CE at full size
             cross_entropy = torch.stack([F.cross_entropy(self.classifier(view), labels) for view in views]).mean()
-            cross_entropy = cross_entropy * global_mean_factor(len(labels), cross_entropy.device,
-                                                               gather_across_devices=self.gather_across_devices)
+            cross_entropy = cross_entropy * global_mean_factor(
+                len(labels), cross_entropy.device, gather_across_devices=self.gather_across_devices
+            )
             losses["cross_entropy"] = (1 - self.supcon_weight) * cross_entropy
         if self.supcon_weight > 0:
             losses["supcon"] = self.supcon_weight * self.label_supcon(torch.cat(views), labels.repeat(len(views)))
@@ -164,8 +165,13 @@ class SCALeLoss(nn.Module):
         candidates = gather_candidates(embeddings, labels, gather_across_devices=self.gather_across_devices)
         positives = labels[:, None] == candidates.labels[None, :]
         similarities = similarity_matrix(embeddings, candidates.embeddings, self.similarity)
-        loss, _ = supcon(similarities, positives, candidates.not_self(len(embeddings)), self.temperature,
-                         gather_across_devices=self.gather_across_devices)
+        loss, _ = supcon(
+            similarities,
+            positives,
+            candidates.not_self(len(embeddings)),
+            self.temperature,
+            gather_across_devices=self.gather_across_devices,
+        )
         return loss
 
     def get_config_dict(self) -> dict[str, Any]:

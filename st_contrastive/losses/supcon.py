@@ -102,8 +102,13 @@ class SupConLoss(nn.Module):
         candidates = gather_candidates(embeddings, labels, gather_across_devices=self.gather_across_devices)
         similarities = similarity_matrix(embeddings, candidates.embeddings, self.similarity)
         positives = labels[:, None] == candidates.labels[None, :]
-        loss, _ = supcon(similarities, positives, candidates.not_self(len(embeddings)), self.temperature,
-                         gather_across_devices=self.gather_across_devices)
+        loss, _ = supcon(
+            similarities,
+            positives,
+            candidates.not_self(len(embeddings)),
+            self.temperature,
+            gather_across_devices=self.gather_across_devices,
+        )
         return loss
 
     def get_config_dict(self) -> dict[str, Any]:

@@ -28,8 +28,13 @@ class ConfiguredModule(Module):
         local_files_only: bool = False,
         **kwargs: Any,
     ):
-        hub_kwargs = {"subfolder": subfolder, "token": token, "cache_folder": cache_folder, "revision": revision,
-                      "local_files_only": local_files_only}
+        hub_kwargs = {
+            "subfolder": subfolder,
+            "token": token,
+            "cache_folder": cache_folder,
+            "revision": revision,
+            "local_files_only": local_files_only,
+        }
         config = cls.load_config(str(model_name_or_path), **hub_kwargs)
         if not config:
             raise FileNotFoundError(f"{model_name_or_path}: no {cls.config_file_name} of a saved {cls.__name__}")

@@ -15,6 +15,20 @@ from st_contrastive.parsing.readers import from_stanza_sentence, from_stanza_tre
 from st_contrastive.parsing.spacy_parser import SpacyParser
 from st_contrastive.parsing.stanza_parser import StanzaParser
 
-__all__ = ["ParseCache", "ParsedSentence", "Parser", "SpacyParser", "StanzaParser", "Tree", "binarize", "from_stanza_sentence",
-           "from_stanza_tree", "make_parser", "parse_corpus", "project_heads", "read_bracketed", "read_conllu",
-           "read_parsed"]
+__all__ = [
+    "ParseCache",
+    "ParsedSentence",
+    "Parser",
+    "SpacyParser",
+    "StanzaParser",
+    "Tree",
+    "binarize",
+    "from_stanza_sentence",
+    "from_stanza_tree",
+    "make_parser",
+    "parse_corpus",
+    "project_heads",
+    "read_bracketed",
+    "read_conllu",
+    "read_parsed",
+]

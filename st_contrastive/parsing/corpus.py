@@ -40,8 +40,10 @@ def read_parsed(path: str | Path) -> Iterator[ParsedSentence]:
             for count, line in enumerate(f, start=1):
                 yield ParsedSentence.from_dict(json.loads(line))
     except (EOFError, gzip.BadGzipFile, zlib.error, json.JSONDecodeError) as error:
-        raise ValueError(f"{path} is truncated or damaged after {count - 1} records ({error}); re-run "
-                         "st-contrastive parse with the same options to repair and finish it") from error
+        raise ValueError(
+            f"{path} is truncated or damaged after {count - 1} records ({error}); re-run "
+            "st-contrastive parse with the same options to repair and finish it"
+        ) from error
 
 
 def check_corpus(corpus_path: str | Path) -> Path:
@@ -77,7 +79,7 @@ def read_corpus(path: Path) -> Iterator[tuple[str, list[str]]]:
                 document = json.loads(line)
                 text = document["text"]
             except (json.JSONDecodeError, KeyError, TypeError) as error:
-                raise ValueError(f"{path}:{number}: not a JSON object with a \"text\" field ({error})") from error
+                raise ValueError(f'{path}:{number}: not a JSON object with a "text" field ({error})') from error
             document_id = str(document.get("id", number))
             if document_id in seen:  # sentence ids would repeat
                 raise ValueError(f"{path}:{number}: document id {document_id!r} repeats line {seen[document_id]}")
@@ -85,8 +87,15 @@ def read_corpus(path: Path) -> Iterator[tuple[str, list[str]]]:
             yield document_id, text.split("\n")
 
 
-def parse_corpus(corpus_path: str | Path, output_path: str | Path, parser: Parser, batch_size: int = 256,
-                 max_words: int = 128, limit_documents: int | None = None, show_progress: bool = True) -> dict:
+def parse_corpus(
+    corpus_path: str | Path,
+    output_path: str | Path,
+    parser: Parser,
+    batch_size: int = 256,
+    max_words: int = 128,
+    limit_documents: int | None = None,
+    show_progress: bool = True,
+) -> dict:
     """Parse ``corpus_path`` into ``output_path`` (see the module docstring), resuming a previous run on it.
 
     Args:
@@ -103,21 +112,31 @@ def parse_corpus(corpus_path: str | Path, output_path: str | Path, parser: Parse
 
     corpus = check_corpus(corpus_path).resolve()
     output = check_output(output_path)
-    settings = {"parser": parser.name, "corpus": str(corpus), "corpus_bytes": corpus.stat().st_size,
-                "max_words": max_words}
+    settings = {
+        "parser": parser.name,
+        "corpus": str(corpus),
+        "corpus_bytes": corpus.stat().st_size,
+        "max_words": max_words,
+    }
     documents_done, records, rejected = _resume(output, settings)
     one_sentence_per_text = corpus.name.endswith(".txt")
     start, new_records = time.perf_counter(), 0
-    progress = tqdm(total=limit_documents, initial=documents_done, unit="doc", desc="parsing",
-                    disable=not show_progress)
+    progress = tqdm(
+        total=limit_documents, initial=documents_done, unit="doc", desc="parsing", disable=not show_progress
+    )
     output.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(output, "at", encoding="utf-8") as out, \
-            open(_sidecar(output, "rejected"), "a", encoding="utf-8") as rejected_file, \
-            open(_sidecar(output, "progress"), "a", encoding="utf-8") as progress_file:
+    with (
+        gzip.open(output, "at", encoding="utf-8") as out,
+        open(_sidecar(output, "rejected"), "a", encoding="utf-8") as rejected_file,
+        open(_sidecar(output, "progress"), "a", encoding="utf-8") as progress_file,
+    ):
         documents = _skip(read_corpus(corpus), documents_done, limit_documents)
         for batch in _batches(documents, batch_size):
-            items = [(f"{doc_id}:{p}" if not one_sentence_per_text else doc_id, text)
-                     for doc_id, texts in batch for p, text in enumerate(texts)]
+            items = [
+                (f"{doc_id}:{p}" if not one_sentence_per_text else doc_id, text)
+                for doc_id, texts in batch
+                for p, text in enumerate(texts)
+            ]
             for item_id, text, result in _parse_items(parser, items, one_sentence_per_text, max_words):
                 if isinstance(result, str):
                     rejected[result.split(":")[0]] += 1
@@ -135,14 +154,21 @@ def parse_corpus(corpus_path: str | Path, output_path: str | Path, parser: Parse
             progress.set_postfix(sentences=records + new_records, rejected=sum(rejected.values()))
     progress.close()
     seconds = time.perf_counter() - start
-    return {"documents": documents_done, "sentences": records + new_records, "rejected": dict(rejected),
-            "new_sentences": new_records, "seconds": round(seconds, 2),
-            "sentences_per_second": round(new_records / seconds, 1) if seconds > 0 else 0.0,
-            "output": str(output), "rejected_file": str(_sidecar(output, "rejected"))}
+    return {
+        "documents": documents_done,
+        "sentences": records + new_records,
+        "rejected": dict(rejected),
+        "new_sentences": new_records,
+        "seconds": round(seconds, 2),
+        "sentences_per_second": round(new_records / seconds, 1) if seconds > 0 else 0.0,
+        "output": str(output),
+        "rejected_file": str(_sidecar(output, "rejected")),
+    }
 
 
-def _parse_items(parser: Parser, items: list[tuple[str, str]], one_sentence_per_text: bool,
-                 max_words: int) -> Iterator[tuple[str, str, ParsedSentence | str]]:
+def _parse_items(
+    parser: Parser, items: list[tuple[str, str]], one_sentence_per_text: bool, max_words: int
+) -> Iterator[tuple[str, str, ParsedSentence | str]]:
     """(id, text, sentence or rejection reason) for every sentence of ``items`` (id, text), in order."""
     results: dict[int, list | str] = {}
     to_parse = []
@@ -225,8 +251,10 @@ def _resume(output: Path, settings: dict) -> tuple[int, int, Counter]:
     progress, rejected_path = _sidecar(output, "progress"), _sidecar(output, "rejected")
     if not progress.exists():
         if output.exists():
-            raise ValueError(f"{output} exists but has no {progress.name}: it was not written by st-contrastive "
-                             "parse; remove it or choose another -o")
+            raise ValueError(
+                f"{output} exists but has no {progress.name}: it was not written by st-contrastive "
+                "parse; remove it or choose another -o"
+            )
         output.parent.mkdir(parents=True, exist_ok=True)
         progress.write_text(json.dumps(settings) + "\n", encoding="utf-8")
         rejected_path.write_text(REJECTED_HEADER, encoding="utf-8")
@@ -236,8 +264,10 @@ def _resume(output: Path, settings: dict) -> tuple[int, int, Counter]:
     for key, value in settings.items():
         if previous.get(key) != value:
             option = OPTION_OF_SETTING[key]
-            raise ValueError(f"{output} was parsed with {key} {previous.get(key)!r}, not {value!r}: pass the same "
-                             f"{option} to resume it, or another -o to start over")
+            raise ValueError(
+                f"{output} was parsed with {key} {previous.get(key)!r}, not {value!r}: pass the same "
+                f"{option} to resume it, or another -o to start over"
+            )
     readable, clean = _count_readable(output)
     checkpoints = [(0, 0, 0)]
     for line in lines[1:-1]:  # the last element is "" after a complete line, or a line cut by a crash
@@ -247,8 +277,10 @@ def _resume(output: Path, settings: dict) -> tuple[int, int, Counter]:
     documents, records, rejected_rows = checkpoints[-1]
     if output.exists() and not (clean and readable == records):  # a damaged tail, or records past the checkpoint
         _rewrite_gzip_lines(output, records)
-    progress.write_text("".join(line + "\n" for line in
-                                [lines[0], *("\t".join(map(str, c)) for c in checkpoints[1:])]), encoding="utf-8")
+    progress.write_text(
+        "".join(line + "\n" for line in [lines[0], *("\t".join(map(str, c)) for c in checkpoints[1:])]),
+        encoding="utf-8",
+    )
     kept = rejected_path.read_text(encoding="utf-8").split("\n")[1:][:rejected_rows] if rejected_path.exists() else []
     rejected_path.write_text(REJECTED_HEADER + "".join(row + "\n" for row in kept), encoding="utf-8")
     return documents, records, Counter(row.split("\t")[1].split(":")[0] for row in kept)

@@ -26,8 +26,10 @@ class ParseCache:
                     for line in f:
                         record = json.loads(line)
                         if record.get("parser", parser_name) != parser_name:
-                            raise ValueError(f"{self.path} holds parses by {record['parser']!r}, not {parser_name!r}: "
-                                             "use another cache file")
+                            raise ValueError(
+                                f"{self.path} holds parses by {record['parser']!r}, not {parser_name!r}: "
+                                "use another cache file"
+                            )
                         self._parses[record["text"]] = ParsedSentence.from_dict(record)
             self._parser_name = parser_name
         elif parser_name != self._parser_name:

@@ -14,8 +14,7 @@ class Tree:
 
     def leaves(self) -> list[int]:
         """Token positions under this node, left to right as the children list them."""
-        return [leaf for child in self.children
-                for leaf in (child.leaves() if isinstance(child, Tree) else [child])]
+        return [leaf for child in self.children for leaf in (child.leaves() if isinstance(child, Tree) else [child])]
 
     def is_binary(self) -> bool:
         """Every node has exactly two children (what the binary Tree-LSTM needs)."""
@@ -23,8 +22,9 @@ class Tree:
 
     def bracketed(self, tokens: list[str] | None = None) -> str:
         """``(S (NP 0 1) 2)``, or with ``tokens`` the words instead of their positions."""
-        parts = [c.bracketed(tokens) if isinstance(c, Tree) else (tokens[c] if tokens else str(c))
-                 for c in self.children]
+        parts = [
+            c.bracketed(tokens) if isinstance(c, Tree) else (tokens[c] if tokens else str(c)) for c in self.children
+        ]
         return f"({self.label} {' '.join(parts)})"
 
     def to_list(self) -> list:
@@ -64,8 +64,10 @@ class ParsedSentence:
         if n == 0:
             raise ValueError(f"{where} has no tokens")
         if not len(self.pos) == len(self.heads) == len(self.relations) == n:
-            raise ValueError(f"{where}: {n} tokens but {len(self.pos)} POS tags, {len(self.heads)} heads and "
-                             f"{len(self.relations)} relations")
+            raise ValueError(
+                f"{where}: {n} tokens but {len(self.pos)} POS tags, {len(self.heads)} heads and "
+                f"{len(self.relations)} relations"
+            )
         if any(not 0 <= h <= n for h in self.heads):
             raise ValueError(f"{where}: a head outside 0..{n}: {self.heads}")
         if self.heads.count(0) != 1:
@@ -92,13 +94,27 @@ class ParsedSentence:
 
     def to_dict(self) -> dict:
         constituency = self.constituency.to_list() if isinstance(self.constituency, Tree) else self.constituency
-        return {"id": self.id, "tokens": self.tokens, "pos": self.pos, "heads": self.heads,
-                "relations": self.relations, "constituency": constituency,
-                "constituency_source": self.constituency_source, "text": self.text}
+        return {
+            "id": self.id,
+            "tokens": self.tokens,
+            "pos": self.pos,
+            "heads": self.heads,
+            "relations": self.relations,
+            "constituency": constituency,
+            "constituency_source": self.constituency_source,
+            "text": self.text,
+        }
 
     @classmethod
     def from_dict(cls, data: dict) -> ParsedSentence:
         constituency = data.get("constituency")
-        return cls(data["tokens"], data["pos"], data["heads"], data["relations"],
-                   None if constituency is None else Tree.from_list(constituency),
-                   data.get("constituency_source"), data.get("id", ""), data.get("text", ""))
+        return cls(
+            data["tokens"],
+            data["pos"],
+            data["heads"],
+            data["relations"],
+            None if constituency is None else Tree.from_list(constituency),
+            data.get("constituency_source"),
+            data.get("id", ""),
+            data.get("text", ""),
+        )

@@ -57,8 +57,9 @@ def read_conllu(path: str | Path | None = None, text: str | None = None) -> list
     return sentences
 
 
-def read_bracketed(path: str | Path | None = None, text: str | None = None) -> list[tuple[Tree | int, list[str],
-                                                                                          list[str]]]:
+def read_bracketed(
+    path: str | Path | None = None, text: str | None = None
+) -> list[tuple[Tree | int, list[str], list[str]]]:
     """Trees of a PTB-bracketed file (or string), one per top-level bracket: (tree, words, POS tags)."""
     tree_reader = require_extra("stanza.models.constituency.tree_reader", "parsing")
     trees = tree_reader.read_treebank(str(path)) if path is not None else tree_reader.read_trees(text)

@@ -41,8 +41,10 @@ class SpacyParser(Parser):
         try:
             self.nlp = spacy.load(model, exclude=EXCLUDED_COMPONENTS)
         except OSError as error:  # E050: no package or folder of that name
-            raise ValueError(f"parser spacy:{model}: no such spaCy model installed ({SPACY_INSTALL} gives "
-                             f"{DEFAULT_SPACY_MODEL}; other models: python -m spacy download NAME)") from error
+            raise ValueError(
+                f"parser spacy:{model}: no such spaCy model installed ({SPACY_INSTALL} gives "
+                f"{DEFAULT_SPACY_MODEL}; other models: python -m spacy download NAME)"
+            ) from error
         if "parser" not in self.nlp.pipe_names:
             raise ValueError(f"parser spacy:{model}: the pipeline has no dependency parser ({self.nlp.pipe_names})")
         self.name = f"spacy:{model}"
@@ -52,16 +54,20 @@ class SpacyParser(Parser):
     def parse(self, texts: list[str], ids: list[str] | None = None) -> list[ParsedSentence]:
         ids = default_ids(texts, ids)
         docs = (self._one_sentence(self.nlp.make_doc(normalize_space(text))) for text in texts)
-        return [self._convert(doc[:], sentence_id)
-                for doc, sentence_id in zip(self.nlp.pipe(docs, batch_size=self.batch_size, n_process=self.n_process),
-                                            ids)]
+        return [
+            self._convert(doc[:], sentence_id)
+            for doc, sentence_id in zip(self.nlp.pipe(docs, batch_size=self.batch_size, n_process=self.n_process), ids)
+        ]
 
     def split_and_parse(self, documents: list[str], ids: list[str] | None = None) -> list[list[ParsedSentence]]:
         ids = default_ids(documents, ids)
-        docs = self.nlp.pipe((normalize_space(text) for text in documents), batch_size=self.batch_size,
-                             n_process=self.n_process)
-        return [[self._convert(sentence, f"{document_id}:{k}") for k, sentence in enumerate(doc.sents)]
-                for doc, document_id in zip(docs, ids)]
+        docs = self.nlp.pipe(
+            (normalize_space(text) for text in documents), batch_size=self.batch_size, n_process=self.n_process
+        )
+        return [
+            [self._convert(sentence, f"{document_id}:{k}") for k, sentence in enumerate(doc.sents)]
+            for doc, document_id in zip(docs, ids)
+        ]
 
     @staticmethod
     def _one_sentence(doc):
@@ -78,6 +84,12 @@ class SpacyParser(Parser):
         heads = [0 if token.head.i == token.i else token.head.i - start + 1 for token in span]
         relations = ["root" if token.dep_ == "ROOT" else token.dep_ for token in span]
         heads, relations = repair_heads(heads, relations)
-        sentence = ParsedSentence(tokens=[token.text for token in span], pos=[token.pos_ for token in span],
-                                  heads=heads, relations=relations, id=sentence_id, text=span.text)
+        sentence = ParsedSentence(
+            tokens=[token.text for token in span],
+            pos=[token.pos_ for token in span],
+            heads=heads,
+            relations=relations,
+            id=sentence_id,
+            text=span.text,
+        )
         return add_constituency(sentence)

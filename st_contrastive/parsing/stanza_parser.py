@@ -39,19 +39,35 @@ class StanzaParser(Parser):
             your own, ``lemma_use_identity=True``, ``depparse_batch_size=...``.
     """
 
-    def __init__(self, model_dir: str | Path | None = None, processors: str = DEFAULT_PROCESSORS,
-                 use_gpu: bool = False, pretokenized: bool = False, lang: str = "en", **pipeline_options) -> None:
+    def __init__(
+        self,
+        model_dir: str | Path | None = None,
+        processors: str = DEFAULT_PROCESSORS,
+        use_gpu: bool = False,
+        pretokenized: bool = False,
+        lang: str = "en",
+        **pipeline_options,
+    ) -> None:
         stanza = require_extra("stanza", "parsing")
         from stanza.resources.common import DEFAULT_MODEL_DIR
+
         self.name = f"stanza:{model_dir}" if model_dir else "stanza"
         model_dir = Path(model_dir or DEFAULT_MODEL_DIR).expanduser()
         if not (model_dir / "resources.json").is_file():
-            raise ValueError(f"parser {self.name}: no stanza models in {model_dir} (no resources.json): "
-                             f"run {STANZA_INSTALL}")
+            raise ValueError(
+                f"parser {self.name}: no stanza models in {model_dir} (no resources.json): run {STANZA_INSTALL}"
+            )
         self.has_constituency = "constituency" in processors
         self.pretokenized = pretokenized
-        self._options = dict(lang=lang, dir=str(model_dir), processors=processors, use_gpu=use_gpu,
-                             download_method=None, logging_level="WARN", **pipeline_options)
+        self._options = dict(
+            lang=lang,
+            dir=str(model_dir),
+            processors=processors,
+            use_gpu=use_gpu,
+            download_method=None,
+            logging_level="WARN",
+            **pipeline_options,
+        )
         self._stanza = stanza
         self._pipelines: dict[bool, object] = {}
         self._pipeline(split=False)  # load now: a missing model fails here, not after reading a corpus
@@ -72,8 +88,9 @@ class StanzaParser(Parser):
             except (FileNotFoundError, ValueError, self._stanza.pipeline.core.PipelineRequirementsException) as error:
                 # stanza's missing-language / missing-model / unusable-processors errors, as one line with the fix
                 first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-                raise ValueError(f"parser {self.name}: stanza cannot build its pipeline ({first_line}); run "
-                                 f"{STANZA_INSTALL}") from error
+                raise ValueError(
+                    f"parser {self.name}: stanza cannot build its pipeline ({first_line}); run {STANZA_INSTALL}"
+                ) from error
         return self._pipelines[split]
 
     def parse(self, texts: list[str], ids: list[str] | None = None) -> list[ParsedSentence]:
@@ -82,8 +99,9 @@ class StanzaParser(Parser):
         sentences = []
         for document, sentence_id, text in zip(self._pipeline(split=False).bulk_process(texts), ids, texts):
             if len(document.sentences) != 1:
-                raise ValueError(f"sentence {sentence_id!r}: stanza made {len(document.sentences)} sentences "
-                                 f"of {text!r}, expected 1")
+                raise ValueError(
+                    f"sentence {sentence_id!r}: stanza made {len(document.sentences)} sentences of {text!r}, expected 1"
+                )
             sentences.append(self._convert(document.sentences[0], sentence_id, text))
         return sentences
 
@@ -92,16 +110,21 @@ class StanzaParser(Parser):
             raise ValueError(f"parser {self.name} is pretokenized: it cannot split sentences (use parse)")
         ids = default_ids(documents, ids)
         parsed = self._pipeline(split=True).bulk_process([normalize_space(text) for text in documents])
-        return [[self._convert(sentence, f"{document_id}:{k}", sentence.text)
-                 for k, sentence in enumerate(document.sentences)]
-                for document, document_id in zip(parsed, ids)]
+        return [
+            [
+                self._convert(sentence, f"{document_id}:{k}", sentence.text)
+                for k, sentence in enumerate(document.sentences)
+            ]
+            for document, document_id in zip(parsed, ids)
+        ]
 
     @staticmethod
     def _convert(sentence, sentence_id: str, text: str | None) -> ParsedSentence:
         # stanza's decoder returns trees; a broken one is repaired in place like any backend's, not dropped.
         words = sentence.words
-        heads, relations = repair_heads([w.head if w.head is not None else 0 for w in words],
-                                        [w.deprel or "_" for w in words])
+        heads, relations = repair_heads(
+            [w.head if w.head is not None else 0 for w in words], [w.deprel or "_" for w in words]
+        )
         for word, head, relation in zip(words, heads, relations):
             word.head, word.deprel = head, relation
         parsed = from_stanza_sentence(sentence, sentence_id)

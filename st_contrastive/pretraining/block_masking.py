@@ -21,5 +21,7 @@ class BlockMaskingCollator:
     def __call__(self, features: list[dict]) -> dict[str, torch.Tensor]:
         input_ids = torch.tensor([feature["input_ids"] for feature in features])
         key = np.random.default_rng([self.seed, *(feature["block"] for feature in features)]).integers(2**63 - 1)
-        masked, labels = mask_tokens(input_ids, self.tokenizer, self.mlm_probability, torch.Generator().manual_seed(int(key)))
+        masked, labels = mask_tokens(
+            input_ids, self.tokenizer, self.mlm_probability, torch.Generator().manual_seed(int(key))
+        )
         return {"input_ids": masked, "labels": labels}

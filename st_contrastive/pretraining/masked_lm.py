@@ -105,8 +105,9 @@ def pretrain_masked_lm(
         before = held_out_mlm_losses(model, held_out, tokenizer.mask_token_id)
         unigram = unigram_loss(train_blocks, held_out, tokenizer.mask_token_id, len(tokenizer))
 
-    args = training_arguments(checkpoints, batch_size, max_steps, learning_rate, warmup_ratio, bf16, logging_steps,
-                              save_steps, seed)
+    args = training_arguments(
+        checkpoints, batch_size, max_steps, learning_rate, warmup_ratio, bf16, logging_steps, save_steps, seed
+    )
     stopper = StopAfterMinutes(max_minutes) if max_minutes is not None else None
     interrupt = StopOnInterrupt()  # Ctrl-C: a checkpoint after the step in progress, then TrainingInterrupted
     trainer = Trainer(
@@ -114,8 +115,11 @@ def pretrain_masked_lm(
         args=args,
         train_dataset=train_blocks,
         data_collator=BlockMaskingCollator(tokenizer, mlm_probability, seed),
-        callbacks=[HeldOutLossLog(model, held_out, tokenizer.mask_token_id, every=save_steps), interrupt,
-                   *([stopper] if stopper else [])],
+        callbacks=[
+            HeldOutLossLog(model, held_out, tokenizer.mask_token_id, every=save_steps),
+            interrupt,
+            *([stopper] if stopper else []),
+        ],
     )
     train_started = time.monotonic()
     resume_from = checkpoint_to_resume(checkpoints) if resume else None
@@ -125,8 +129,18 @@ def pretrain_masked_lm(
         return {}
     after = held_out_mlm_losses(model, held_out, tokenizer.mask_token_id)
     return save_and_report(
-        model, output_dir, trainer, train_output, stopped=bool(stopper and stopper.stopped), before=before,
-        after=after, unigram=unigram, train_seconds=train_seconds, started=started, settings=settings, data=data,
+        model,
+        output_dir,
+        trainer,
+        train_output,
+        stopped=bool(stopper and stopper.stopped),
+        before=before,
+        after=after,
+        unigram=unigram,
+        train_seconds=train_seconds,
+        started=started,
+        settings=settings,
+        data=data,
         resumed=bool(resume_from),
     )
 
@@ -153,22 +167,39 @@ def prepare_tokenizer(
 
 
 def initial_model(
-    tokenizer: BertTokenizerFast, hidden_size: int, num_layers: int, num_heads: int, max_seq_length: int,
-    dropout: float, seed: int,
+    tokenizer: BertTokenizerFast,
+    hidden_size: int,
+    num_layers: int,
+    num_heads: int,
+    max_seq_length: int,
+    dropout: float,
+    seed: int,
 ) -> MaskedPositionsMLM:
     """The randomly initialised model of ``seed``; a resume then loads the checkpoint's weights into it."""
     set_seed(seed)
     # Dropout defaults to off while pretraining: in under an epoch there is no overfitting to fight, and it slows
     # learning (Geiping & Goldstein 2022, "Cramming"). BERT's 0.1 is written to the saved config for fine-tuning.
     return build_masked_lm(
-        tokenizer, hidden_size, num_layers, num_heads, max_position_embeddings=max_seq_length, dropout=dropout,
+        tokenizer,
+        hidden_size,
+        num_layers,
+        num_heads,
+        max_position_embeddings=max_seq_length,
+        dropout=dropout,
         model_class=MaskedPositionsMLM,
     )
 
 
 def training_arguments(
-    checkpoints: Path, batch_size: int, max_steps: int, learning_rate: float, warmup_ratio: float, bf16: bool,
-    logging_steps: int | None, save_steps: int, seed: int,
+    checkpoints: Path,
+    batch_size: int,
+    max_steps: int,
+    learning_rate: float,
+    warmup_ratio: float,
+    bf16: bool,
+    logging_steps: int | None,
+    save_steps: int,
+    seed: int,
 ) -> TrainingArguments:
     """AdamW with linear warm-up and decay, a checkpoint every ``save_steps`` into ``checkpoints``."""
     return TrainingArguments(
@@ -198,9 +229,20 @@ def training_arguments(
 
 
 def save_and_report(
-    model: MaskedPositionsMLM, output_dir: Path, trainer: Trainer, train_output: TrainOutput, *, stopped: bool,
-    before: tuple[float, float], after: tuple[float, float], unigram: float, train_seconds: float, started: float,
-    settings: dict, data: dict, resumed: bool,
+    model: MaskedPositionsMLM,
+    output_dir: Path,
+    trainer: Trainer,
+    train_output: TrainOutput,
+    *,
+    stopped: bool,
+    before: tuple[float, float],
+    after: tuple[float, float],
+    unigram: float,
+    train_seconds: float,
+    started: float,
+    settings: dict,
+    data: dict,
+    resumed: bool,
 ) -> dict:
     """Save the plain ``BertForMaskedLM`` for fine-tuning, and write the run's results to ``pretraining.json``.
 

@@ -20,15 +20,18 @@ def save_run_start(output_dir: Path, tokenizer: BertTokenizerFast, settings: dic
     """Written before training, so an interrupted run can be resumed with the very same tokenizer."""
     output_dir.mkdir(parents=True, exist_ok=True)
     tokenizer.save_pretrained(output_dir)
-    (output_dir / SETTINGS_FILE).write_text(json.dumps({**settings, "vocab_size": len(tokenizer),
-                                                        "documents": documents}, indent=2) + "\n")
+    (output_dir / SETTINGS_FILE).write_text(
+        json.dumps({**settings, "vocab_size": len(tokenizer), "documents": documents}, indent=2) + "\n"
+    )
 
 
 def resumed_tokenizer(output_dir: Path, settings: dict, documents: int) -> BertTokenizerFast:
     """The tokenizer of the run being resumed, after checking it was started with these settings."""
     settings_file = output_dir / SETTINGS_FILE
     if not settings_file.exists():
-        raise ValueError(f"Nothing to resume in {settings_file.parent}: no {settings_file.name}. Drop --resume-from-checkpoint.")
+        raise ValueError(
+            f"Nothing to resume in {settings_file.parent}: no {settings_file.name}. Drop --resume-from-checkpoint."
+        )
     saved = json.loads(settings_file.read_text())
     current = {**settings, "documents": documents}
     # The vocabulary size is the trained tokenizer's, max_minutes only a guard: neither changes what is trained.

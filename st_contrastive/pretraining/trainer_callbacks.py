@@ -27,15 +27,19 @@ class HeldOutLossLog(TrainerCallback):
         # Called before the trainer saves this step's checkpoint, so the checkpoint holds this measurement too.
         if state.is_world_process_zero and state.global_step % self.every == 0:
             loss, mask_loss = held_out_mlm_losses(self.model, self.batches, self.mask_token_id)
-            state.log_history.append({"step": state.global_step, "held_out_loss": loss,
-                                      "held_out_mask_token_loss": mask_loss})
+            state.log_history.append(
+                {"step": state.global_step, "held_out_loss": loss, "held_out_mask_token_loss": mask_loss}
+            )
             logger.info("step %d: held-out MLM loss %.3f, [MASK]-token loss %.3f", state.global_step, loss, mask_loss)
 
 
 def held_out_log(log_history: list[dict]) -> list[dict]:
     """The held-out losses :class:`HeldOutLossLog` measured, from the trainer's log (resumed runs included)."""
-    return [{"step": entry["step"], "loss": entry["held_out_loss"], "mask_token_loss": entry["held_out_mask_token_loss"]}
-            for entry in log_history if "held_out_loss" in entry]
+    return [
+        {"step": entry["step"], "loss": entry["held_out_loss"], "mask_token_loss": entry["held_out_mask_token_loss"]}
+        for entry in log_history
+        if "held_out_loss" in entry
+    ]
 
 
 class StopAfterMinutes(TrainerCallback):

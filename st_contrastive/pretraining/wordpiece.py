@@ -23,8 +23,12 @@ def train_wordpiece_tokenizer(
     """
     texts = list(texts)  # read twice: for the continuation pieces, then by the trainer
     normalizer, split = normalizers.BertNormalizer(lowercase=lowercase), pre_tokenizers.BertPreTokenizer()
-    continued = {character for text in texts for word, _ in split.pre_tokenize_str(normalizer.normalize_str(text))
-                 for character in word[1:]}
+    continued = {
+        character
+        for text in texts
+        for word, _ in split.pre_tokenize_str(normalizer.normalize_str(text))
+        for character in word[1:]
+    }
     trainer = trainers.WordPieceTrainer(
         vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS + [f"##{character}" for character in sorted(continued)]
     )

@@ -24,9 +24,14 @@ DEFAULT_MODEL_LABEL = "all-MiniLM-L6-v2 (default-model extra)"
 # The Hub datasets the shared data were taken from (../shared/data/SOURCES.md); the Gutenberg books have no one
 # Hub dataset, so they are named in the card's text only.
 SHARED_DATA_ON_HUB = {
-    "wiki": ("wikimedia/wikipedia",), "both": ("wikimedia/wikipedia",), "books": (),
-    "snli-dev": ("stanfordnlp/snli",), "snli-test": ("stanfordnlp/snli",),
-    "trec": ("CogComp/trec",), "sst2": ("stanfordnlp/sst2",), "sst5": ("SetFit/sst5",),
+    "wiki": ("wikimedia/wikipedia",),
+    "both": ("wikimedia/wikipedia",),
+    "books": (),
+    "snli-dev": ("stanfordnlp/snli",),
+    "snli-test": ("stanfordnlp/snli",),
+    "trec": ("CogComp/trec",),
+    "sst2": ("stanfordnlp/sst2",),
+    "sst5": ("SetFit/sst5",),
 }
 SHARED_DATA = {*SHARED_CORPORA, *SHARED_NLI, *SHARED_TEXT_CLASSIFICATION}  # all English
 # results.json's config keys that name training data, as the recipes and the active-learning loop record them.
@@ -133,8 +138,12 @@ def card_metadata(results: dict, model_name: str, tags: list[str]) -> ModelCardD
         tags=tags,
         model_name=model_name,
         eval_results=[eval_result(task, metrics) for task, metrics in after.items()]
-        + [eval_result(task, metrics, dim) for dim, scores in results.get("by_dimension", {}).get("after", {}).items()
-           for task, metrics in scores.items()] or None,
+        + [
+            eval_result(task, metrics, dim)
+            for dim, scores in results.get("by_dimension", {}).get("after", {}).items()
+            for task, metrics in scores.items()
+        ]
+        or None,
     )
 
 

@@ -31,8 +31,10 @@ class Method:
     name: str
     paper: str
     loss: str
-    evaluation: str = ("Spearman × 100 for STS (SICK-R: Pearson, as SentEval), test accuracy × 100 for transfer tasks "
-                       "(logistic regression on frozen embeddings), as measured by the run:")
+    evaluation: str = (
+        "Spearman × 100 for STS (SICK-R: Pearson, as SentEval), test accuracy × 100 for transfer tasks "
+        "(logistic regression on frozen embeddings), as measured by the run:"
+    )
 
     @property
     def citation(self) -> str:
@@ -47,25 +49,36 @@ class Method:
 
 METHODS = {
     "declutr": Method("DeCLUTR", "[Giorgi et al., ACL 2021](https://aclanthology.org/2021.acl-long.72)", "DeCLUTRLoss"),
-    "supcon-nli": Method("supervised contrastive learning + cross-entropy on NLI",
-                         "[Liao, 2021](https://arxiv.org/abs/2106.04791)", "NLISupConLoss"),
-    "simcse": Method("unsupervised SimCSE", "[Gao et al., EMNLP 2021](https://aclanthology.org/2021.emnlp-main.552)",
-                     "MultipleNegativesRankingLoss"),
-    "multiview": Method("multi-view structured encoders (contrasting distinct structured views)",
-                        "[Simoulin and Crabbé, EACL SRW 2021](https://hal.science/hal-03601428)",
-                        "MultiViewBilinearLoss"),
-    "active": Method("SCALe active learning (label-based SupCon + cross-entropy over dropout views)",
-                     "Chauhan et al., *SCALe: Supervised Contrastive approach for Active Learning*, University of "
-                     "Wisconsin-Madison", "SCALeLoss",
-                     "Accuracy × 100 of the classifier head on the dataset's test split after the last round "
-                     "(macro F1 is in `results.json`):"),
+    "supcon-nli": Method(
+        "supervised contrastive learning + cross-entropy on NLI",
+        "[Liao, 2021](https://arxiv.org/abs/2106.04791)",
+        "NLISupConLoss",
+    ),
+    "simcse": Method(
+        "unsupervised SimCSE",
+        "[Gao et al., EMNLP 2021](https://aclanthology.org/2021.emnlp-main.552)",
+        "MultipleNegativesRankingLoss",
+    ),
+    "multiview": Method(
+        "multi-view structured encoders (contrasting distinct structured views)",
+        "[Simoulin and Crabbé, EACL SRW 2021](https://hal.science/hal-03601428)",
+        "MultiViewBilinearLoss",
+    ),
+    "active": Method(
+        "SCALe active learning (label-based SupCon + cross-entropy over dropout views)",
+        "Chauhan et al., *SCALe: Supervised Contrastive approach for Active Learning*, University of Wisconsin-Madison",
+        "SCALeLoss",
+        "Accuracy × 100 of the classifier head on the dataset's test split after the last round "
+        "(macro F1 is in `results.json`):",
+    ),
 }
 
 SBERT_CITATION = (
-    "@inproceedings{reimers-2019-sentence-bert,\n    title = \"Sentence-BERT: Sentence Embeddings using Siamese "
-    "BERT-Networks\",\n    author = \"Reimers, Nils and Gurevych, Iryna\",\n    booktitle = \"Proceedings of the "
-    "2019 Conference on Empirical Methods in Natural Language Processing\",\n    year = \"2019\",\n"
-    "    url = \"https://arxiv.org/abs/1908.10084\",\n}")
+    '@inproceedings{reimers-2019-sentence-bert,\n    title = "Sentence-BERT: Sentence Embeddings using Siamese '
+    'BERT-Networks",\n    author = "Reimers, Nils and Gurevych, Iryna",\n    booktitle = "Proceedings of the '
+    '2019 Conference on Empirical Methods in Natural Language Processing",\n    year = "2019",\n'
+    '    url = "https://arxiv.org/abs/1908.10084",\n}'
+)
 
 
 def needs_remote_code(model_dir: str | Path) -> bool:
@@ -83,8 +96,10 @@ def training_data(results: dict) -> str:
     if "pairs" in config:
         return f"{config['pairs']:,} NLI pairs of `{source}`"
     if "labelled" in config:
-        return (f"{config['labelled']:,} labelled rows of `{source}` (of a {config['pool']:,}-row pool), "
-                f"chosen by {config['acquisition']} acquisition over {config['rounds']} rounds")
+        return (
+            f"{config['labelled']:,} labelled rows of `{source}` (of a {config['pool']:,}-row pool), "
+            f"chosen by {config['acquisition']} acquisition over {config['rounds']} rounds"
+        )
     if "parsed_corpus" in config:
         return f"{config['sentences']:,} parsed sentences of `{config['parsed_corpus']}` in reading order"
     if "sentences" in config:
@@ -127,53 +142,113 @@ def model_card(model_dir: str | Path, repo_id: str | None = None) -> str:
     results = json.loads((model_dir / "results.json").read_text())
     method = METHODS.get(results.get("method", ""))
     if method is None:
-        raise ValueError(f"{model_dir / 'results.json'} has method {results.get('method')!r}; a card is written for "
-                         f"runs of {', '.join(METHODS)}")
+        raise ValueError(
+            f"{model_dir / 'results.json'} has method {results.get('method')!r}; a card is written for "
+            f"runs of {', '.join(METHODS)}"
+        )
     remote = needs_remote_code(model_dir)
     base = str(results.get("model", ""))
     train = results.get("train", {})
     config = results.get("config", {})
     training = config.get("training", {})
-    loss_config = train.get("loss") or {k: config[k] for k in ("temperature", "contrastive_weight", "mlm_weight",
-                                                               "supcon_weight", "positives", "negatives",
-                                                               "similarity", "context_size") if k in config}
+    loss_config = train.get("loss") or {
+        k: config[k]
+        for k in (
+            "temperature",
+            "contrastive_weight",
+            "mlm_weight",
+            "supcon_weight",
+            "positives",
+            "negatives",
+            "similarity",
+            "context_size",
+        )
+        if k in config
+    }
     loss_name = train.get("loss_name", method.loss)  # an active-learning baseline arm trains with another loss
-    tags = ["sentence-transformers", "sentence-similarity", "feature-extraction", "st-contrastive",
-            results["method"], f"loss:{loss_name}"]
+    tags = [
+        "sentence-transformers",
+        "sentence-similarity",
+        "feature-extraction",
+        "st-contrastive",
+        results["method"],
+        f"loss:{loss_name}",
+    ]
     name = model_id(model_dir, results, repo_id)
     title = name.split("/")[-1] if repo_id or config.get("push_to_hub") else results.get("name", model_dir.name)
     metadata = card_metadata(results, title, tags)
     load = f'SentenceTransformer("{name}"' + (", trust_remote_code=True)" if remote else ")")
     labels = results.get("labels")  # an active-learning model: its classifier head is in classifier/
-    head = ["", "from st_contrastive.models import LabelClassifier", "",
+    head = (
+        [
+            "",
+            "from st_contrastive.models import LabelClassifier",
+            "",
             f'head = LabelClassifier.load("{name}", subfolder="classifier")',
-            f"print(head.predict(embeddings))  # one of {labels}"] if labels else []
-    install = ("pip install st-contrastive sentence-transformers" if remote or labels
-               else "pip install sentence-transformers")
-    remote_note = ("\nThis model contains modules of the st-contrastive plugin (its view encoders): it loads only "
-                   "with the plugin installed and `trust_remote_code=True`.\n" if remote else "")
+            f"print(head.predict(embeddings))  # one of {labels}",
+        ]
+        if labels
+        else []
+    )
+    install = (
+        "pip install st-contrastive sentence-transformers" if remote or labels else "pip install sentence-transformers"
+    )
+    remote_note = (
+        "\nThis model contains modules of the st-contrastive plugin (its view encoders): it loads only "
+        "with the plugin installed and `trust_remote_code=True`.\n"
+        if remote
+        else ""
+    )
     world = train.get("world_size", 1)
     batch = training.get("batch_size")
     base_line = f"[{metadata.base_model}](https://huggingface.co/{metadata.base_model})" if metadata.base_model else ""
     lines = [
-        f"# {title}", "",
-        (f"A sentence embedding model trained with **{method.name}** ({method.paper}) by st-contrastive, a "
-         "sentence-transformers plugin (`pip install st-contrastive`)."), remote_note,
-        "## Usage", "", "```bash", install, "```", "", "```python", "from sentence_transformers import SentenceTransformer",
-        "", f"model = {load}", 'embeddings = model.encode(["A man is playing a guitar.", "Someone plays an instrument."])',
-        "print(model.similarity(embeddings, embeddings))", *head, "```", "",
-        "## Training", "",
+        f"# {title}",
+        "",
+        (
+            f"A sentence embedding model trained with **{method.name}** ({method.paper}) by st-contrastive, a "
+            "sentence-transformers plugin (`pip install st-contrastive`)."
+        ),
+        remote_note,
+        "## Usage",
+        "",
+        "```bash",
+        install,
+        "```",
+        "",
+        "```python",
+        "from sentence_transformers import SentenceTransformer",
+        "",
+        f"model = {load}",
+        'embeddings = model.encode(["A man is playing a guitar.", "Someone plays an instrument."])',
+        "print(model.similarity(embeddings, embeddings))",
+        *head,
+        "```",
+        "",
+        "## Training",
+        "",
         f"- **Method:** {method.name}, {method.paper}",
         f"- **Base model:** {base_line or f'`{base}`' if base else 'none: trained from scratch'}",
         f"- **Loss:** `{loss_name}` with `{json.dumps(loss_config, sort_keys=True, default=str)}`",
         f"- **Training data:** {training_data(results)}",
-        f"- **Steps:** {train.get('steps', '?')}" + (f", batch {batch} per process × {world} process(es)" if batch else "")
+        f"- **Steps:** {train.get('steps', '?')}"
+        + (f", batch {batch} per process × {world} process(es)" if batch else "")
         + (f", learning rate {training['learning_rate']:g}" if "learning_rate" in training else ""),
         "",
-        "## Evaluation", "",
-        method.evaluation, "",
-        evaluation_table(results), "",
-        "## Citation", "", "```bibtex", method.citation, "", SBERT_CITATION, "```", "",
+        "## Evaluation",
+        "",
+        method.evaluation,
+        "",
+        evaluation_table(results),
+        "",
+        "## Citation",
+        "",
+        "```bibtex",
+        method.citation,
+        "",
+        SBERT_CITATION,
+        "```",
+        "",
     ]
     return str(ModelCard(f"---\n{metadata.to_yaml()}\n---\n\n" + "\n".join(lines)))
 

@@ -44,5 +44,11 @@ def push(run_dir: str | Path, repo_id: str, private: bool = False, token: str | 
     check_repo_id(repo_id)
     folder = prepare_upload(run_dir, repo_id)
     model = SentenceTransformer(str(folder), device="cpu", trust_remote_code=needs_remote_code(folder))
-    return model.push_to_hub(repo_id, token=token, private=private, local_model_path=str(folder), exist_ok=True,
-                             commit_message=f"st-contrastive: upload {Path(run_dir).name}")
+    return model.push_to_hub(
+        repo_id,
+        token=token,
+        private=private,
+        local_model_path=str(folder),
+        exist_ok=True,
+        commit_message=f"st-contrastive: upload {Path(run_dir).name}",
+    )

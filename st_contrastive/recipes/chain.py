@@ -42,8 +42,11 @@ class ChainConfig:
     supcon_weight: float = option(0.3, group=TRAINING, help="λ of the SupCon + CE stage")
     supcon_steps: int = option(-1, group=TRAINING, help="steps of the SupCon + CE stage (-1: one epoch)")
     eval_tasks: list[str] = shared.eval_tasks(["sts", "transfer"], when="for the base and every arm")
-    eval_max_rows: int | None = option(None, group=EVALUATION, help="seeded subset of at most this many rows per "
-                                       "transfer task (STS is always evaluated in full; unset: all)")
+    eval_max_rows: int | None = option(
+        None,
+        group=EVALUATION,
+        help="seeded subset of at most this many rows per transfer task (STS is always evaluated in full; unset: all)",
+    )
     output: str = shared.output("runs/chain", help="folder for the arms and the table")
 
 
@@ -59,10 +62,16 @@ def main(argv: list[str] | None = None) -> dict:
     refuse_in_comparison(parser, declutr_options)
     declutr = options.config_passed_on(DeCLUTRConfig, declutr_parser(), declutr_options, parser.prog)
     output = Path(args.output)
-    declutr = replace(declutr, model=args.model, output=str(output / "declutr"), eval_tasks=[],
-                      training=replace(declutr.training, max_steps=args.declutr_steps))
-    supcon = supcon_recipe.SupConNLIConfig(model=args.model, supcon_weight=args.supcon_weight, eval_tasks=[],
-                                           no_base_eval=True)
+    declutr = replace(
+        declutr,
+        model=args.model,
+        output=str(output / "declutr"),
+        eval_tasks=[],
+        training=replace(declutr.training, max_steps=args.declutr_steps),
+    )
+    supcon = supcon_recipe.SupConNLIConfig(
+        model=args.model, supcon_weight=args.supcon_weight, eval_tasks=[], no_base_eval=True
+    )
     supcon = replace(supcon, training=replace(supcon.training, max_steps=args.supcon_steps, seed=declutr.training.seed))
     configs = {
         "declutr": declutr,
@@ -70,8 +79,10 @@ def main(argv: list[str] | None = None) -> dict:
         "declutr+supcon": replace(supcon, model=str(output / "declutr"), output=str(output / "declutr+supcon")),
     }
     # An interrupted arm resumes from its last complete checkpoint; a finished one is read back below.
-    configs = {arm: replace(config, training=continue_or_restart(config.training, output / arm))
-               for arm, config in configs.items()}
+    configs = {
+        arm: replace(config, training=continue_or_restart(config.training, output / arm))
+        for arm, config in configs.items()
+    }
     check_chain(args, configs)
     # Imported here, not at the top: the parsers must build without torch (instant --help).
     from sentence_transformers import SentenceTransformer
@@ -86,6 +97,7 @@ def main(argv: list[str] | None = None) -> dict:
         "supcon": lambda: supcon_recipe.train_supcon_nli(configs["supcon"]),
         "declutr+supcon": lambda: supcon_recipe.train_supcon_nli(configs["declutr+supcon"]),
     }
+
     def scores_of(model: str, path: Path) -> dict:
         """Evaluate once; a rerun reads the scores back (re-evaluated if the tasks or row limit changed)."""
         saved = json.loads(path.read_text()) if path.exists() else {}
@@ -95,7 +107,8 @@ def main(argv: list[str] | None = None) -> dict:
             sts = [task for task in expand_tasks(args.eval_tasks) if task in STS_TASKS]  # always in full
             rest = [task for task in expand_tasks(args.eval_tasks) if task not in STS_TASKS]
             scores = (evaluate_model(encoder, sts) if sts else {}) | (
-                evaluate_model(encoder, rest, max_rows=args.eval_max_rows) if rest else {})
+                evaluate_model(encoder, rest, max_rows=args.eval_max_rows) if rest else {}
+            )
             saved = tasks | {"scores": scores}
             path.write_text(json.dumps(saved, indent=2))
         return saved["scores"]
@@ -114,11 +127,21 @@ def main(argv: list[str] | None = None) -> dict:
     if not main_process:
         return {}
 
-    table = {arm: {task: main_score(r) for task, r in result.items()} | averages(result)
-             for arm, result in scores.items()}
-    (output / "chain.json").write_text(json.dumps({"model": args.model, "declutr_steps": args.declutr_steps,
-                                                   "supcon_weight": args.supcon_weight, "declutr_options":
-                                                   declutr_options, "scores": table}, indent=2))
+    table = {
+        arm: {task: main_score(r) for task, r in result.items()} | averages(result) for arm, result in scores.items()
+    }
+    (output / "chain.json").write_text(
+        json.dumps(
+            {
+                "model": args.model,
+                "declutr_steps": args.declutr_steps,
+                "supcon_weight": args.supcon_weight,
+                "declutr_options": declutr_options,
+                "scores": table,
+            },
+            indent=2,
+        )
+    )
     columns = list(next(iter(table.values())))
     lines = ["| arm | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
     lines += [f"| {arm} | " + " | ".join(f"{row[c]:.2f}" for c in columns) + " |" for arm, row in table.items()]

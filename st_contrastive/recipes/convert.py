@@ -38,9 +38,13 @@ def convert(source: str, output: str, max_seq_length: int | None = None) -> Path
     """Write ``source`` with mean pooling to ``output``; returns the folder."""
     checks = SettingChecks()
     if _is_sentence_transformer(source):
-        checks.add("SOURCE", source, "is already a sentence-transformers model (it has a modules.json), and converting "
-                   "it would drop its pooling and Normalize modules: use it as it is, "
-                   f"SentenceTransformer({source!r}) or a recipe's --model {source}")
+        checks.add(
+            "SOURCE",
+            source,
+            "is already a sentence-transformers model (it has a modules.json), and converting "
+            "it would drop its pooling and Normalize modules: use it as it is, "
+            f"SentenceTransformer({source!r}) or a recipe's --model {source}",
+        )
     elif Path(source).is_dir() and not (Path(source) / "config.json").exists():
         checks.add("SOURCE", source, "has no config.json: it is not a transformers model folder")
     else:

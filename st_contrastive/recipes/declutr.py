@@ -1,6 +1,6 @@
 """DeCLUTR continued training (Giorgi et al., 2021): the paper's hyperparameters as defaults, evaluation before/after.
 
-    st-contrastive declutr --model PATH_OR_HUB_ID --dataset corpus.jsonl.gz [--max-steps N ...]
+st-contrastive declutr --model PATH_OR_HUB_ID --dataset corpus.jsonl.gz [--max-steps N ...]
 """
 
 from __future__ import annotations
@@ -59,46 +59,84 @@ class DeCLUTRConfig:
     """One DeCLUTR run: model and data, span sampling (§3.2), objective, evaluation and optimisation (§4); each
     field is the command-line option of the same name."""
 
-    model: str | None = shared.model("base model: a local folder or Hub id (SentenceTransformer or *ForMaskedLM "
-                                     f"checkpoint); {shared.DEFAULT_MODEL_HELP}")
-    dataset: str = shared.dataset("wiki", "documents: a shared corpus (wiki, books, both), a .jsonl(.gz)/.txt file, a "
-                                  "saved dataset folder or a Hub dataset id", deprecated=("--documents",))
+    model: str | None = shared.model(
+        "base model: a local folder or Hub id (SentenceTransformer or *ForMaskedLM "
+        f"checkpoint); {shared.DEFAULT_MODEL_HELP}"
+    )
+    dataset: str = shared.dataset(
+        "wiki",
+        "documents: a shared corpus (wiki, books, both), a .jsonl(.gz)/.txt file, a "
+        "saved dataset folder or a Hub dataset id",
+        deprecated=("--documents",),
+    )
     text_field: str = shared.text_field()
     max_rows: int | None = shared.max_rows(what="documents", deprecated=("--max-documents",))
     num_anchors: int = option(2, group=SPANS, help="anchor spans per document (A)")
     num_positives: int = option(2, group=SPANS, help="positive spans per anchor (P)")
     min_span_length: int = option(32, group=SPANS, deprecated=("--min-length",), help="shortest span in tokens (ℓ_min)")
-    max_span_length: int = option(512, group=SPANS, deprecated=("--max-length",), help="longest span in tokens "
-                                  "(ℓ_max); lowered to fit the model's position embeddings with its special tokens")
-    strategy: str = option("default", group=SPANS, choices=STRATEGIES, help="positive placement: overlapping, "
-                           "adjacent and subsumed (default) or one kind only")
-    min_anchor_gap: int | None = option(None, group=SPANS, help="minimum tokens between anchors of a document; "
-                                        "default --max-span-length (reference code; the ACL text says twice that)")
+    max_span_length: int = option(
+        512,
+        group=SPANS,
+        deprecated=("--max-length",),
+        help="longest span in tokens (ℓ_max); lowered to fit the model's position embeddings with its special tokens",
+    )
+    strategy: str = option(
+        "default",
+        group=SPANS,
+        choices=STRATEGIES,
+        help="positive placement: overlapping, adjacent and subsumed (default) or one kind only",
+    )
+    min_anchor_gap: int | None = option(
+        None,
+        group=SPANS,
+        help="minimum tokens between anchors of a document; "
+        "default --max-span-length (reference code; the ACL text says twice that)",
+    )
     # The paper kept only documents long enough for its spans.
-    short_documents: str = option("skip", group=SPANS, choices=SHORT_DOCUMENTS, help="documents too short for A "
-                                  "anchors of ℓ_max tokens and their gaps: skip and count them (the paper kept only "
-                                  "documents of 2·A·ℓ_max tokens or more), stop with an error, or shrink their spans")
+    short_documents: str = option(
+        "skip",
+        group=SPANS,
+        choices=SHORT_DOCUMENTS,
+        help="documents too short for A "
+        "anchors of ℓ_max tokens and their gaps: skip and count them (the paper kept only "
+        "documents of 2·A·ℓ_max tokens or more), stop with an error, or shrink their spans",
+    )
     temperature: float = option(0.05, group=OBJECTIVE, help="NT-Xent temperature τ")
     contrastive_weight: float = option(1.0, group=OBJECTIVE, help="weight of NT-Xent (0: MLM only)")
     mlm_weight: float = option(1.0, group=OBJECTIVE, help="weight of MLM (0: contrastive only)")
     mlm_probability: float = option(0.15, group=OBJECTIVE, help="share of anchor tokens masked")
-    mini_batch_size: int = option(0, group=OBJECTIVE, help="embed N spans at a time with GradCache "
-                                  "(CachedDeCLUTRLoss): memory of N spans for any --batch-size, same loss and "
-                                  "gradients (0: one pass)")
-    mlm_head_warmup_steps: int = option(0, group=OBJECTIVE, help="when the base ships no MLM head: train the new head "
-                                        "alone (encoder frozen, MLM only) for this many steps before joint training")
-    mlm_head_learning_rate: float = option(1e-3, group=OBJECTIVE, help="peak learning rate of those head-only steps "
-                                           "(linear decay, no warm-up)")
-    save_masked_lm: bool = option(False, group=OUTPUT, help="also write the encoder with its MLM head (*ForMaskedLM) "
-                                  "to <output>/masked-lm, to continue training later")
+    mini_batch_size: int = option(
+        0,
+        group=OBJECTIVE,
+        help="embed N spans at a time with GradCache "
+        "(CachedDeCLUTRLoss): memory of N spans for any --batch-size, same loss and "
+        "gradients (0: one pass)",
+    )
+    mlm_head_warmup_steps: int = option(
+        0,
+        group=OBJECTIVE,
+        help="when the base ships no MLM head: train the new head "
+        "alone (encoder frozen, MLM only) for this many steps before joint training",
+    )
+    mlm_head_learning_rate: float = option(
+        1e-3, group=OBJECTIVE, help="peak learning rate of those head-only steps (linear decay, no warm-up)"
+    )
+    save_masked_lm: bool = option(
+        False,
+        group=OUTPUT,
+        help="also write the encoder with its MLM head (*ForMaskedLM) "
+        "to <output>/masked-lm, to continue training later",
+    )
     eval_tasks: list[str] = shared.eval_tasks(["stsb-test"])
     eval_batch_size: int = shared.eval_batch_size()
     eval_max_rows: int | None = shared.eval_max_rows()
     matryoshka_dims: list[int] | None = shared.matryoshka_dims()
     matryoshka_weights: list[float] | None = shared.matryoshka_weights()
     output: str | None = shared.output(help="output folder; default runs/<name>")
-    name: str | None = shared.name("model name: declutr-small for a 6-layer base, declutr-base for 12 layers (the "
-                                   "paper's names), declutr-<L>layer otherwise")
+    name: str | None = shared.name(
+        "model name: declutr-small for a 6-layer base, declutr-base for 12 layers (the "
+        "paper's names), declutr-<L>layer otherwise"
+    )
     push_to_hub: str | None = shared.push_to_hub()
     training: TrainSettings = field(
         default_factory=lambda: TrainSettings(batch_size=16, learning_rate=5e-5, weight_decay=0.1, save_steps=500)
@@ -109,9 +147,11 @@ class DeCLUTRConfig:
 
 def build_parser() -> argparse.ArgumentParser:
     return options.build_parser(
-        DeCLUTRConfig, "st-contrastive declutr",
+        DeCLUTRConfig,
+        "st-contrastive declutr",
         "DeCLUTR: continue training an encoder with NT-Xent over sampled spans plus MLM on the anchors. Defaults are "
-        "the paper's (§4); the checkpoint is a plain Transformer + Pooling SentenceTransformer.")
+        "the paper's (§4); the checkpoint is a plain Transformer + Pooling SentenceTransformer.",
+    )
 
 
 def check_inputs(config: DeCLUTRConfig) -> Path | None:
@@ -127,8 +167,11 @@ def check_inputs(config: DeCLUTRConfig) -> Path | None:
     checks.at_least("--min-span-length", config.min_span_length, 1)
     checks.at_least("--max-span-length", config.max_span_length, 1)
     if 1 <= config.max_span_length < config.min_span_length:
-        checks.add("--max-span-length", config.max_span_length, f"is below --min-span-length "
-                   f"{config.min_span_length}: raise it, or lower --min-span-length")
+        checks.add(
+            "--max-span-length",
+            config.max_span_length,
+            f"is below --min-span-length {config.min_span_length}: raise it, or lower --min-span-length",
+        )
     checks.choice("--strategy", config.strategy, STRATEGIES)
     checks.at_least("--min-anchor-gap", config.min_anchor_gap, 0)
     checks.choice("--short-documents", config.short_documents, SHORT_DOCUMENTS)
@@ -139,11 +182,16 @@ def check_inputs(config: DeCLUTRConfig) -> Path | None:
         checks.add("--mlm-weight", 0, "and --contrastive-weight 0 leave nothing to train: make one of them positive")
     checks.within("--mlm-probability", config.mlm_probability, 0, 1)
     if config.mlm_weight > 0 and config.mlm_probability == 0:
-        checks.add("--mlm-probability", 0, "masks no token, so MLM has nothing to predict: raise it, or set "
-                   "--mlm-weight 0")
+        checks.add(
+            "--mlm-probability", 0, "masks no token, so MLM has nothing to predict: raise it, or set --mlm-weight 0"
+        )
     if config.mini_batch_size < 0 or (config.mini_batch_size and config.contrastive_weight <= 0):
-        checks.add("--mini-batch-size", config.mini_batch_size, "GradCache needs a positive size and the "
-                   "contrastive term (--contrastive-weight > 0); use 0 for MLM-only training")
+        checks.add(
+            "--mini-batch-size",
+            config.mini_batch_size,
+            "GradCache needs a positive size and the "
+            "contrastive term (--contrastive-weight > 0); use 0 for MLM-only training",
+        )
     checks.at_least("--mlm-head-warmup-steps", config.mlm_head_warmup_steps, 0)
     checks.above("--mlm-head-learning-rate", config.mlm_head_learning_rate)
     checks.call("--eval-tasks", config.eval_tasks, lambda: expand_tasks(config.eval_tasks))
@@ -212,11 +260,17 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     from st_contrastive.losses import CachedDeCLUTRLoss, DeCLUTRLoss
 
     def span_sampler(max_length: int) -> SpanSampler:
-        return SpanSampler(num_anchors=config.num_anchors, num_positives=config.num_positives,
-                           min_length=min(config.min_span_length, max_length), max_length=max_length,
-                           strategy=config.strategy, min_anchor_gap=config.min_anchor_gap,
-                           short_documents=config.short_documents, seed=config.training.seed,
-                           messages_for="command-line")
+        return SpanSampler(
+            num_anchors=config.num_anchors,
+            num_positives=config.num_positives,
+            min_length=min(config.min_span_length, max_length),
+            max_length=max_length,
+            strategy=config.strategy,
+            min_anchor_gap=config.min_anchor_gap,
+            short_documents=config.short_documents,
+            seed=config.training.seed,
+            messages_for="command-line",
+        )
 
     span_sampler(config.max_span_length)  # bad span settings stop here, before the model and the corpus load
     documents = load_corpus(config.dataset, config.text_field, limit=config.max_rows)
@@ -226,26 +280,42 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     output = Path(config.output or Path("runs") / (config.name or model_name(model)))
     if known is None:  # the default name needed the model's depth: check its folder now, still before any write
         checks = SettingChecks()
-        check_output(checks, output, overwrite=config.training.overwrite,
-                     resuming=bool(config.training.resume_from_checkpoint), inputs=input_paths(config))
+        check_output(
+            checks,
+            output,
+            overwrite=config.training.overwrite,
+            resuming=bool(config.training.resume_from_checkpoint),
+            inputs=input_paths(config),
+        )
         checks.done()
         clear_for_overwrite(output, config.training.overwrite)
     limit, why = input_token_limit(model)
     specials = sum(map(len, special_token_template(model.tokenizer)))
     max_length = min(config.max_span_length, limit - specials)
     if max_length < config.max_span_length:
-        logger.warning("--max-span-length %d lowered to %d: with %d special tokens that is what the model takes "
-                       "(%s)%s", config.max_span_length, max_length, specials, why,
-                       f"; --min-span-length {config.min_span_length} lowered with it"
-                       if max_length < config.min_span_length else "")
+        logger.warning(
+            "--max-span-length %d lowered to %d: with %d special tokens that is what the model takes (%s)%s",
+            config.max_span_length,
+            max_length,
+            specials,
+            why,
+            f"; --min-span-length {config.min_span_length} lowered with it"
+            if max_length < config.min_span_length
+            else "",
+        )
     sampler = span_sampler(max_length)
     dataset = prepare_declutr_dataset(documents, model.tokenizer, sampler)
     logger.info("Training on %d documents", len(dataset))
     mlm_probability = config.mlm_probability if config.mlm_weight > 0 else 0.0
     cache = {"mini_batch_size": config.mini_batch_size} if config.mini_batch_size else {}
     loss = (CachedDeCLUTRLoss if cache else DeCLUTRLoss)(
-        model, temperature=config.temperature, contrastive_weight=config.contrastive_weight,
-        mlm_weight=config.mlm_weight, gather_across_devices=is_distributed(), **cache)
+        model,
+        temperature=config.temperature,
+        contrastive_weight=config.contrastive_weight,
+        mlm_weight=config.mlm_weight,
+        gather_across_devices=is_distributed(),
+        **cache,
+    )
     collator = DeCLUTRDataCollator(model.tokenizer, sampler, mlm_probability=mlm_probability, seed=config.training.seed)
     evaluator = dev_curve_evaluator(config)
     with_matryoshka(model, loss, config)  # sizes the model does not have stop here, before any evaluation
@@ -255,17 +325,35 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     resuming = config.training.resume_from_checkpoint is not None  # the checkpoint holds the warmed-up head
     if config.mlm_head_warmup_steps and config.mlm_weight > 0 and not loss.mlm_head.pretrained and not resuming:
         head_warmup = warm_up_mlm_head(model, loss, dataset, collator, config, output)
-    config, run = train_recorded(model, with_matryoshka(model, loss, config), dataset, config, output,
-                                 data_collator=collator, evaluator=evaluator)
+    config, run = train_recorded(
+        model,
+        with_matryoshka(model, loss, config),
+        dataset,
+        config,
+        output,
+        data_collator=collator,
+        evaluator=evaluator,
+    )
     if run is None:  # another rank of a torchrun/accelerate job
         return {}
     if config.save_masked_lm and config.mlm_weight > 0:
         loss.save_masked_lm(str(output / "masked-lm"))
     results = write_trained_run(
-        model, config, output, run, method="declutr", before=before,
-        config_details={"max_span_length": max_length, "min_span_length": sampler.min_length,
-                        "documents_used": len(dataset), "documents_skipped": len(documents) - len(dataset)},
-        mlm_head_warmup=head_warmup.summary() if head_warmup else None, base_is_sentence_encoder=sentence_encoder)
+        model,
+        config,
+        output,
+        run,
+        method="declutr",
+        before=before,
+        config_details={
+            "max_span_length": max_length,
+            "min_span_length": sampler.min_length,
+            "documents_used": len(dataset),
+            "documents_skipped": len(documents) - len(dataset),
+        },
+        mlm_head_warmup=head_warmup.summary() if head_warmup else None,
+        base_is_sentence_encoder=sentence_encoder,
+    )
     if results["after"]:
         print(reading(sentence_encoder, config.dataset))
     return results
@@ -274,10 +362,14 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
 def reading(sentence_encoder: bool, documents: str) -> str:
     """How to read the before/after table, which depends on what the base was."""
     if sentence_encoder:
-        return (f"The base is already a sentence encoder: DeCLUTR continues its training on '{documents}' to adapt it "
-                "to that text. General STS is expected to move by a point or two either way, not to gain.")
-    return ("The base is a language model read by mean pooling: the change above is what DeCLUTR's training adds "
-            "to a plain pretrained encoder.")
+        return (
+            f"The base is already a sentence encoder: DeCLUTR continues its training on '{documents}' to adapt it "
+            "to that text. General STS is expected to move by a point or two either way, not to gain."
+        )
+    return (
+        "The base is a language model read by mean pooling: the change above is what DeCLUTR's training adds "
+        "to a plain pretrained encoder."
+    )
 
 
 def warm_up_mlm_head(model, loss, dataset, collator, config: DeCLUTRConfig, output: Path):
@@ -285,8 +377,15 @@ def warm_up_mlm_head(model, loss, dataset, collator, config: DeCLUTRConfig, outp
     decays linearly from ``mlm_head_learning_rate`` over those steps."""
     from st_contrastive.training import train_heads_only
 
-    settings = replace(config.training, max_steps=config.mlm_head_warmup_steps, warmup_ratio=0.0, save_steps=0,
-                       eval_steps=0, learning_rate=config.mlm_head_learning_rate, output_dir=str(output / "head-warmup"))
+    settings = replace(
+        config.training,
+        max_steps=config.mlm_head_warmup_steps,
+        warmup_ratio=0.0,
+        save_steps=0,
+        eval_steps=0,
+        learning_rate=config.mlm_head_learning_rate,
+        output_dir=str(output / "head-warmup"),
+    )
     weights = loss.contrastive_weight, loss.mlm_weight
     loss.contrastive_weight, loss.mlm_weight = 0.0, 1.0
     try:

@@ -48,11 +48,18 @@ VARIANTS = {
 def simcse_config(base: DeCLUTRConfig, output: Path):
     """The SimCSE control at the DeCLUTR run's budget: sentences per batch = documents x anchors."""
     training = replace(base.training, batch_size=base.training.batch_size * base.num_anchors)
-    return simcse_recipe.SimCSEConfig(model=base.model, dataset=base.dataset, text_field=base.text_field,
-                                      max_rows=base.max_rows, temperature=base.temperature,
-                                      output=str(output), eval_tasks=base.eval_tasks,
-                                      eval_batch_size=base.eval_batch_size,
-                                      eval_max_rows=base.eval_max_rows, training=training)
+    return simcse_recipe.SimCSEConfig(
+        model=base.model,
+        dataset=base.dataset,
+        text_field=base.text_field,
+        max_rows=base.max_rows,
+        temperature=base.temperature,
+        output=str(output),
+        eval_tasks=base.eval_tasks,
+        eval_batch_size=base.eval_batch_size,
+        eval_max_rows=base.eval_max_rows,
+        training=training,
+    )
 
 
 def variant_configs(base: DeCLUTRConfig, output: Path, names: list[str]) -> dict:
@@ -61,8 +68,9 @@ def variant_configs(base: DeCLUTRConfig, output: Path, names: list[str]) -> dict
     configs = {}
     for name in names:
         folder = output / name
-        config = (simcse_config(base, folder) if name == "simcse"
-                  else replace(base, output=str(folder), **VARIANTS[name]))
+        config = (
+            simcse_config(base, folder) if name == "simcse" else replace(base, output=str(folder), **VARIANTS[name])
+        )
         training = continue_or_restart(config.training, folder, retrain=base.training.overwrite)
         configs[name] = replace(config, training=training)
     return configs
@@ -86,8 +94,12 @@ def check_ablation(args: argparse.Namespace, overwrite: bool, configs: dict) -> 
             if not reusable(config):
                 refused, warned = setting_changes(saved_settings(Path(config.output)) or {}, asdict(config))
                 differ = "; ".join(refused + warned) or "no settings recorded"
-                checks.add("--output", args.output, f"its variant {name} finished with other settings ({differ}): "
-                           "add --overwrite to retrain the variants, or choose another --output")
+                checks.add(
+                    "--output",
+                    args.output,
+                    f"its variant {name} finished with other settings ({differ}): "
+                    "add --overwrite to retrain the variants, or choose another --output",
+                )
             continue
         recipe = simcse_recipe if name == "simcse" else declutr_recipe
         checks.include(recipe.check_inputs, config)
@@ -99,10 +111,15 @@ class AblationConfig:
     """The ablation's own options; every other option is a `st-contrastive declutr` option for every variant."""
 
     model: str = option(help="the MLM-pretrained base every variant starts from")
-    variants: list[str] = option(["mlm-only", "contrastive-only", "declutr"], group=TRAINING, choices=list(VARIANTS),
-                                 help="what to train from the base (the base itself is always evaluated)")
-    eval_tasks: list[str] = shared.eval_tasks(["stsb-dev", "stsb-test", "sick-test"],
-                                              when="for the base and every variant")
+    variants: list[str] = option(
+        ["mlm-only", "contrastive-only", "declutr"],
+        group=TRAINING,
+        choices=list(VARIANTS),
+        help="what to train from the base (the base itself is always evaluated)",
+    )
+    eval_tasks: list[str] = shared.eval_tasks(
+        ["stsb-dev", "stsb-test", "sick-test"], when="for the base and every variant"
+    )
     output: str = shared.output("runs/declutr-ablation", help="folder for the variants and the table")
 
 
@@ -133,9 +150,13 @@ def main(argv: list[str] | None = None) -> dict:
     # Under torchrun / accelerate every rank trains each variant; rank 0 alone evaluates and writes.
     join_for_comparison()
     main_process = is_main_process()
-    scores = {"base (mean pooling)": evaluate_model(SentenceTransformer(args.model), args.eval_tasks,
-                                                           max_rows=base.eval_max_rows)
-              if main_process else {}}
+    scores = {
+        "base (mean pooling)": evaluate_model(
+            SentenceTransformer(args.model), args.eval_tasks, max_rows=base.eval_max_rows
+        )
+        if main_process
+        else {}
+    }
     curves, seconds = {}, {}
     for name, config in configs.items():
         if reusable(config) and not base.training.overwrite:
@@ -155,11 +176,23 @@ def main(argv: list[str] | None = None) -> dict:
 
     if not main_process:
         return {}
-    table = {name: {task: main_score(r) for task, r in result.items()}
-             | {"avg": averages(result).get("sts", averages(result).get("transfer"))} for name, result in scores.items()}
-    (output / "ablation.json").write_text(json.dumps({"model": args.model, "declutr_options": declutr_options,
-                                                      "scores": table, "train_seconds": seconds,
-                                                      "eval_curves": curves}, indent=2))
+    table = {
+        name: {task: main_score(r) for task, r in result.items()}
+        | {"avg": averages(result).get("sts", averages(result).get("transfer"))}
+        for name, result in scores.items()
+    }
+    (output / "ablation.json").write_text(
+        json.dumps(
+            {
+                "model": args.model,
+                "declutr_options": declutr_options,
+                "scores": table,
+                "train_seconds": seconds,
+                "eval_curves": curves,
+            },
+            indent=2,
+        )
+    )
     if args.eval_tasks:  # `--eval-tasks` with no task only trains the variants: no scores to draw
         plot(table, output / "ablation.png")
     plot_eval_curves(curves, output / "curves.png", title=f"during training: {' '.join(declutr_options)}")

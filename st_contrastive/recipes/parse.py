@@ -53,35 +53,47 @@ def check_corpus_file(corpus: str, option: str = "--dataset") -> None:
 class ParseConfig:
     """``st-contrastive parse``'s options, each field the option of the same name."""
 
-    dataset: str | None = option(None, help=f"the corpus: {' or '.join(SINGLE_FILE_CORPORA)} (the shared corpora), "
-                                 "or a path: .jsonl / .jsonl.gz of documents (\"text\", optional \"id\"; one "
-                                 "paragraph per line, split into sentences by the parser) or .txt (one sentence per "
-                                 "line, never split)")
+    dataset: str | None = option(
+        None,
+        help=f"the corpus: {' or '.join(SINGLE_FILE_CORPORA)} (the shared corpora), "
+        'or a path: .jsonl / .jsonl.gz of documents ("text", optional "id"; one '
+        "paragraph per line, split into sentences by the parser) or .txt (one sentence per "
+        "line, never split)",
+    )
     # The corpus was a positional argument before the option vocabulary: still read, with a deprecation line.
     corpus: str | None = option(None, positional=True, metavar="CORPUS", help=argparse.SUPPRESS)
     output: str | None = option(None, group=OUTPUT, metavar="PARSED", deprecated=("-o",), help="output .jsonl.gz")
-    parser: str = option("spacy", help="spacy, spacy:NAME_OR_PATH, stanza (models from stanza.download) or stanza:DIR "
-                         "(a local stanza model folder); nothing is downloaded")
+    parser: str = option(
+        "spacy",
+        help="spacy, spacy:NAME_OR_PATH, stanza (models from stanza.download) or stanza:DIR "
+        "(a local stanza model folder); nothing is downloaded",
+    )
     batch_size: int = option(256, help="paragraphs (or lines) per parser call and per checkpoint")
     max_words: int = option(128, help="reject sentences with more tokens than this")
-    max_rows: int | None = option(None, deprecated=("--limit-documents",), help="stop after this many documents (a "
-                                  "later run continues)")
+    max_rows: int | None = option(
+        None, deprecated=("--limit-documents",), help="stop after this many documents (a later run continues)"
+    )
     no_progress: bool = option(False, group=OUTPUT, help="hide the progress bar")
 
 
 def build_parser() -> argparse.ArgumentParser:
     return options.build_parser(
-        ParseConfig, "st-contrastive parse",
+        ParseConfig,
+        "st-contrastive parse",
         "Parse a corpus into a .jsonl.gz of parsed sentences (tokens, POS, dependency tree, constituency tree: the "
         "parser's, or head projection of the dependency parse where it has none). Rejected sentences go to "
-        "PARSED.rejected.tsv; re-running on the same PARSED resumes.")
+        "PARSED.rejected.tsv; re-running on the same PARSED resumes.",
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> ParseConfig:
     config = options.config_from_args(ParseConfig, args)
     if config.corpus is not None:
-        print(f"st-contrastive parse: warning: the corpus as a positional argument is deprecated and will be removed "
-              f"in the next release; use --dataset {config.corpus}", file=sys.stderr)
+        print(
+            f"st-contrastive parse: warning: the corpus as a positional argument is deprecated and will be removed "
+            f"in the next release; use --dataset {config.corpus}",
+            file=sys.stderr,
+        )
         config = replace(config, dataset=config.dataset or config.corpus, corpus=None)
     return config
 
@@ -109,13 +121,15 @@ def check_inputs(args: ParseConfig) -> None:
 
 def format_summary(summary: dict) -> str:
     rejected = ", ".join(f"{reason} {count}" for reason, count in sorted(summary["rejected"].items())) or "none"
-    return "\n".join([
-        f"documents             {summary['documents']}",
-        f"sentences             {summary['sentences']}  ({summary['new_sentences']} in this run)",
-        f"rejected              {rejected}  (see {summary['rejected_file']})",
-        f"seconds               {summary['seconds']}",
-        f"sentences / second    {summary['sentences_per_second']}",
-    ])
+    return "\n".join(
+        [
+            f"documents             {summary['documents']}",
+            f"sentences             {summary['sentences']}  ({summary['new_sentences']} in this run)",
+            f"rejected              {rejected}  (see {summary['rejected_file']})",
+            f"seconds               {summary['seconds']}",
+            f"sentences / second    {summary['sentences_per_second']}",
+        ]
+    )
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -127,8 +141,15 @@ def main(argv: list[str] | None = None) -> dict:
     corpus = corpus_file(args.dataset)
     output = Path(args.output)
     parser = make_parser(args.parser)
-    summary = parse_corpus(corpus, output, parser, batch_size=args.batch_size, max_words=args.max_words,
-                           limit_documents=args.max_rows, show_progress=not args.no_progress)
+    summary = parse_corpus(
+        corpus,
+        output,
+        parser,
+        batch_size=args.batch_size,
+        max_words=args.max_words,
+        limit_documents=args.max_rows,
+        show_progress=not args.no_progress,
+    )
     print(format_summary(summary))
     summary_path = output.with_name(output.name + ".summary.json")
     summary_path.write_text(json.dumps({**summary, "parser": parser.name, "corpus": str(corpus)}, indent=2))

@@ -35,15 +35,19 @@ class PretrainMLMConfig:
     """One MLM pretraining run; each field is the command-line option of the same name (the training options are
     :class:`TrainSettings`' own declarations, with pretraining's defaults)."""
 
-    dataset: str = shared.dataset("both", "'wiki' (4,518 shared Wikipedia articles), 'books' (shared Gutenberg "
-                                  "chunks), 'both', or a path: .jsonl / .jsonl.gz (one JSON object per line, text in "
-                                  "--text-field), .txt (one document per line, or per blank-line separated block if the "
-                                  "file has blank lines), a saved Dataset folder, or a Hub dataset id",
-                                  deprecated=("--corpus",))
+    dataset: str = shared.dataset(
+        "both",
+        "'wiki' (4,518 shared Wikipedia articles), 'books' (shared Gutenberg "
+        "chunks), 'both', or a path: .jsonl / .jsonl.gz (one JSON object per line, text in "
+        "--text-field), .txt (one document per line, or per blank-line separated block if the "
+        "file has blank lines), a saved Dataset folder, or a Hub dataset id",
+        deprecated=("--corpus",),
+    )
     text_field: str = shared.text_field()
     max_rows: int | None = shared.max_rows(what="documents of each corpus", deprecated=("--max-documents",))
-    tokenizer: str | None = option(None, help="path or Hub id of an existing tokenizer; default: train a new WordPiece "
-                                   "one")
+    tokenizer: str | None = option(
+        None, help="path or Hub id of an existing tokenizer; default: train a new WordPiece one"
+    )
     vocab_size: int = option(8000, help="WordPiece vocabulary size when training one")
     max_seq_length: int = option(128, help="tokens per packed block, [CLS] and [SEP] included")
     eval_blocks: int = option(256, group=EVALUATION, help="held-out blocks for the MLM loss (at most 1/10)")
@@ -53,23 +57,40 @@ class PretrainMLMConfig:
     batch_size: int = same_option(TrainSettings, "batch_size", 32, help="blocks per step and process")
     learning_rate: float = same_option(TrainSettings, "learning_rate", 5e-4, help="peak AdamW learning rate")
     warmup_ratio: float = same_option(TrainSettings, "warmup_ratio", 0.06)
-    max_steps: int = same_option(TrainSettings, "max_steps", 10_000, help="optimizer steps; the learning rate decays "
-                                 "to 0 at this step")
-    max_minutes: float | None = option(None, group=TRAINING, help="stop after this many minutes of training, a guard "
-                                       "(unset: no limit)")
-    mlm_probability: float = option(0.15, group=TRAINING, help="fraction of tokens masked (80/10/10) while training; "
-                                    "the held-out loss always uses 0.15")
-    bf16: bool = same_option(TrainSettings, "bf16", False, help="bfloat16 autocast (~2x faster on CPUs with "
-                             "AVX512-BF16)")
+    max_steps: int = same_option(
+        TrainSettings, "max_steps", 10_000, help="optimizer steps; the learning rate decays to 0 at this step"
+    )
+    max_minutes: float | None = option(
+        None, group=TRAINING, help="stop after this many minutes of training, a guard (unset: no limit)"
+    )
+    mlm_probability: float = option(
+        0.15,
+        group=TRAINING,
+        help="fraction of tokens masked (80/10/10) while training; the held-out loss always uses 0.15",
+    )
+    bf16: bool = same_option(
+        TrainSettings, "bf16", False, help="bfloat16 autocast (~2x faster on CPUs with AVX512-BF16)"
+    )
     dropout: float = option(0.0, group=TRAINING, help="dropout while pretraining (the saved config gets BERT's 0.1)")
-    save_steps: int = same_option(TrainSettings, "save_steps", 500, help="write a resumable checkpoint to "
-                                  "OUTPUT/checkpoints and measure the held-out loss every this many steps")
+    save_steps: int = same_option(
+        TrainSettings,
+        "save_steps",
+        500,
+        help="write a resumable checkpoint to OUTPUT/checkpoints and measure the held-out loss every this many steps",
+    )
     seed: int = same_option(TrainSettings, "seed", 0)
     num_threads: int | None = option(None, group=TRAINING, help="torch CPU threads (unset: torch's choice)")
     # pretrain-mlm resumes in its own --output: the flag alone says so (the deprecated --resume was a bare flag).
     resume_from_checkpoint: str | None = same_option(
-        TrainSettings, "resume_from_checkpoint", None, nargs="?", const="", metavar="OUTPUT", deprecated=("--resume",),
-        help="continue the interrupted run in --output from its last complete checkpoint (same options required)")
+        TrainSettings,
+        "resume_from_checkpoint",
+        None,
+        nargs="?",
+        const="",
+        metavar="OUTPUT",
+        deprecated=("--resume",),
+        help="continue the interrupted run in --output from its last complete checkpoint (same options required)",
+    )
     overwrite: bool = same_option(TrainSettings, "overwrite", False)
     output: str = shared.output("runs/mlm-small", help="folder for the checkpoint and pretraining.json")
 
@@ -80,10 +101,12 @@ class PretrainMLMConfig:
 
 def build_parser() -> argparse.ArgumentParser:
     return options.build_parser(
-        PretrainMLMConfig, "st-contrastive pretrain-mlm",
+        PretrainMLMConfig,
+        "st-contrastive pretrain-mlm",
         "Train a WordPiece tokenizer and a small BertForMaskedLM on a document corpus (BERT masking, packed blocks, "
         "AdamW with linear warm-up/decay) and save a checkpoint that AutoModelForMaskedLM and sentence-transformers' "
-        "Transformer both load.")
+        "Transformer both load.",
+    )
 
 
 def check_inputs(args: PretrainMLMConfig) -> None:
@@ -101,8 +124,11 @@ def check_inputs(args: PretrainMLMConfig) -> None:
     checks.at_least("--num-layers", args.num_layers, 1)
     checks.at_least("--num-heads", args.num_heads, 1)
     if args.hidden_size >= 1 and args.num_heads >= 1 and args.hidden_size % args.num_heads:
-        checks.add("--hidden-size", args.hidden_size, f"is not a multiple of --num-heads {args.num_heads} (each head "
-                   "takes an equal share)")
+        checks.add(
+            "--hidden-size",
+            args.hidden_size,
+            f"is not a multiple of --num-heads {args.num_heads} (each head takes an equal share)",
+        )
     checks.at_least("--batch-size", args.batch_size, 1)
     checks.above("--learning-rate", args.learning_rate)
     checks.within("--warmup-ratio", args.warmup_ratio, 0, 1, why=" (a share of --max-steps)")
@@ -116,28 +142,46 @@ def check_inputs(args: PretrainMLMConfig) -> None:
     checks.at_least("--num-threads", args.num_threads, 1)
     output = Path(args.output)
     if args.resume_from_checkpoint and Path(args.resume_from_checkpoint) != output:
-        checks.add("--resume-from-checkpoint", args.resume_from_checkpoint, f"pretrain-mlm resumes the run in its "
-                   f"--output ({output}): pass --output {args.resume_from_checkpoint}")
+        checks.add(
+            "--resume-from-checkpoint",
+            args.resume_from_checkpoint,
+            f"pretrain-mlm resumes the run in its --output ({output}): pass --output {args.resume_from_checkpoint}",
+        )
     elif args.resume:
         check_resume(checks, args, output)
-    check_output(checks, output, overwrite=args.overwrite, resuming=args.resume, marker=FINISHED,
-                 inputs={"--tokenizer": args.tokenizer, "--dataset": args.dataset},
-                 resume_how="--resume-from-checkpoint")
+    check_output(
+        checks,
+        output,
+        overwrite=args.overwrite,
+        resuming=args.resume,
+        marker=FINISHED,
+        inputs={"--tokenizer": args.tokenizer, "--dataset": args.dataset},
+        resume_how="--resume-from-checkpoint",
+    )
     checks.done()
 
 
 def check_resume(checks: SettingChecks, args: PretrainMLMConfig, output: Path) -> None:
     """``--resume-from-checkpoint`` needs a run started in --output with the same options."""
     if not (output / SETTINGS).is_file():
-        checks.add("--resume-from-checkpoint", None, f"nothing to resume in --output {output} (no {SETTINGS}): drop "
-                   "--resume-from-checkpoint")
+        checks.add(
+            "--resume-from-checkpoint",
+            None,
+            f"nothing to resume in --output {output} (no {SETTINGS}): drop --resume-from-checkpoint",
+        )
         return
     saved = json.loads((output / SETTINGS).read_text())
-    current = {name: getattr(args, name) for name in saved if name not in NOT_COMPARED_ON_RESUME and hasattr(args, name)}
+    current = {
+        name: getattr(args, name) for name in saved if name not in NOT_COMPARED_ON_RESUME and hasattr(args, name)
+    }
     refused, _ = setting_changes({name: saved[name] for name in current}, current)
     if refused:
-        checks.add("--resume-from-checkpoint", None, f"the run in {output} was started with other settings "
-                   f"({'; '.join(refused)}): pass the original options, or a new --output")
+        checks.add(
+            "--resume-from-checkpoint",
+            None,
+            f"the run in {output} was started with other settings "
+            f"({'; '.join(refused)}): pass the original options, or a new --output",
+        )
 
 
 def main(argv: list[str] | None = None) -> dict:

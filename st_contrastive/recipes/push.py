@@ -30,8 +30,10 @@ def refuse_push_in_comparison(parser: argparse.ArgumentParser, arguments: list[s
     """A comparison (ablation, sweep, chain) passes its other options to each of its runs: ``--push-to-hub`` would
     publish every run to one repository, so it stops here, before any training."""
     if any(argument.split("=")[0] == "--push-to-hub" for argument in arguments):
-        parser.error("--push-to-hub publishes one run, and this command trains several to compare them: publish "
-                     "the one you pick with `st-contrastive push OUTPUT/RUN --repo-id USER/NAME`")
+        parser.error(
+            "--push-to-hub publishes one run, and this command trains several to compare them: publish "
+            "the one you pick with `st-contrastive push OUTPUT/RUN --repo-id USER/NAME`"
+        )
 
 
 def publish(run_dir, repo_id: str | None) -> None:
@@ -43,8 +45,10 @@ def publish(run_dir, repo_id: str | None) -> None:
     try:
         url = push(run_dir, repo_id)
     except Exception as error:  # a Hub error of any kind: the run itself is safe, say how to retry
-        raise OSError(f"the run is saved in {run_dir}, but publishing it to {repo_id} failed ({error}); retry with "
-                      f"`st-contrastive push {run_dir} --repo-id {repo_id}`") from error
+        raise OSError(
+            f"the run is saved in {run_dir}, but publishing it to {repo_id} failed ({error}); retry with "
+            f"`st-contrastive push {run_dir} --repo-id {repo_id}`"
+        ) from error
     print(f"Published {run_dir} as https://huggingface.co/{repo_id} ({url})")
 
 
@@ -76,8 +80,7 @@ def check_inputs(args: PushConfig) -> None:
     else:
         for needed, why in (("modules.json", "a saved SentenceTransformer"), ("results.json", "a finished run")):
             if not (run_dir / needed).exists():
-                checks.add("RUN_DIR", args.run_dir, f"has no {needed}: publish {why} (the --output folder of a "
-                           "recipe)")
+                checks.add("RUN_DIR", args.run_dir, f"has no {needed}: publish {why} (the --output folder of a recipe)")
     from st_contrastive.publishing import check_repo_id
 
     checks.call("--repo-id", args.repo_id, lambda: check_repo_id(args.repo_id))

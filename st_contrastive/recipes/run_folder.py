@@ -31,14 +31,31 @@ SETTINGS_NAME = "run_settings.json"
 # Settings a resumed run may change: more steps, other checkpoint and evaluation intervals, other evaluation tasks.
 # Each change is warned about; any other change is refused (the data, the model or the objective would differ).
 CHANGEABLE_ON_RESUME = {
-    "training.max_steps", "training.epochs", "training.save_steps", "training.eval_steps", "eval_tasks",
-    "eval_batch_size", "eval_max_rows", "eval_folds", "skip_before", "save_masked_lm", "mlm_head_warmup_steps",
-    "mlm_head_learning_rate", "parse_cache",
+    "training.max_steps",
+    "training.epochs",
+    "training.save_steps",
+    "training.eval_steps",
+    "eval_tasks",
+    "eval_batch_size",
+    "eval_max_rows",
+    "eval_folds",
+    "skip_before",
+    "save_masked_lm",
+    "mlm_head_warmup_steps",
+    "mlm_head_learning_rate",
+    "parse_cache",
 }
 # Where a run is, what it is called and how it is published are not settings of the training; the per-parameter
 # learning rates are derived from options that are compared (supcon's --head-learning-rate).
-NOT_COMPARED = {"output", "name", "push_to_hub", "training.output_dir", "training.resume_from_checkpoint",
-                "training.overwrite", "training.learning_rate_mapping"}
+NOT_COMPARED = {
+    "output",
+    "name",
+    "push_to_hub",
+    "training.output_dir",
+    "training.resume_from_checkpoint",
+    "training.overwrite",
+    "training.learning_rate_mapping",
+}
 OPTION_NAMES = {"attention": "--no-attention", "objectives": "--objective", "acquisitions": "--acquisition"}
 
 
@@ -105,8 +122,12 @@ def check_resume(checks: SettingChecks, resume_from: str | None, settings: dict)
     if saved is not None:
         refused, warned = setting_changes(saved, settings)
         if refused:
-            checks.add("--resume-from-checkpoint", resume_from, f"the run was started with other settings "
-                       f"({'; '.join(refused)}): pass the original options, or start a new run in another --output")
+            checks.add(
+                "--resume-from-checkpoint",
+                resume_from,
+                f"the run was started with other settings "
+                f"({'; '.join(refused)}): pass the original options, or start a new run in another --output",
+            )
         for change in warned:
             logger.warning("Resuming %s with %s", run, change)
     return checkpoint
@@ -116,43 +137,68 @@ def check_run_folder(checks: SettingChecks, config, output: Path) -> None:
     """The resume point and the output folder of a training recipe's config (its ``training`` holds the options)."""
     training = config.training
     check_resume(checks, training.resume_from_checkpoint, asdict(config))
-    check_output(checks, output, overwrite=training.overwrite, resuming=bool(training.resume_from_checkpoint),
-                 inputs=input_paths(config))
+    check_output(
+        checks,
+        output,
+        overwrite=training.overwrite,
+        resuming=bool(training.resume_from_checkpoint),
+        inputs=input_paths(config),
+    )
 
 
 def input_paths(config) -> dict[str, str]:
     """The config's settings that name an existing file or folder (a model, a corpus...), by option."""
-    return {option_name(key): value for key, value in asdict(config).items()
-            if isinstance(value, str) and key not in ("output", "name") and Path(value).exists()}
+    return {
+        option_name(key): value
+        for key, value in asdict(config).items()
+        if isinstance(value, str) and key not in ("output", "name") and Path(value).exists()
+    }
 
 
-def check_output(checks: SettingChecks, output: str | Path, *, overwrite: bool, resuming: bool,
-                 inputs: dict[str, str | None] | None = None, marker: str = RESULTS_NAME,
-                 resume_how: str = "--resume-from-checkpoint OUTPUT") -> None:
+def check_output(
+    checks: SettingChecks,
+    output: str | Path,
+    *,
+    overwrite: bool,
+    resuming: bool,
+    inputs: dict[str, str | None] | None = None,
+    marker: str = RESULTS_NAME,
+    resume_how: str = "--resume-from-checkpoint OUTPUT",
+) -> None:
     """A finished run in ``output`` (its ``marker`` file) or an interrupted one (checkpoints, no marker) is refused
     unless the command resumes it or says ``--overwrite``. ``inputs`` (option -> path) must not lie inside an output
     that ``--overwrite`` would remove."""
     output = Path(output)
     if overwrite:
         if resuming:
-            checks.add("--overwrite", None, "would remove the run being resumed: drop one of --overwrite and "
-                       "the resume option")
+            checks.add(
+                "--overwrite", None, "would remove the run being resumed: drop one of --overwrite and the resume option"
+            )
         for option, value in (inputs or {}).items():
             if value and holds_run(output, marker) and _inside(Path(value), output):
-                checks.add(option, value, f"lies inside --output {output}, which --overwrite removes: write the new "
-                           "run to another --output")
+                checks.add(
+                    option,
+                    value,
+                    f"lies inside --output {output}, which --overwrite removes: write the new run to another --output",
+                )
         return
     if resuming or not output.is_dir():
         return
     how = resume_how.replace("OUTPUT", str(output))
     if is_finished(output, marker):
-        checks.add("--output", output, f"holds a finished run ({marker}): add --overwrite to replace it, or choose "
-                   "another --output")
+        checks.add(
+            "--output",
+            output,
+            f"holds a finished run ({marker}): add --overwrite to replace it, or choose another --output",
+        )
     elif checkpoints_of(output / CHECKPOINTS_FOLDER):
         latest = latest_complete_checkpoint(output)
         state = f"its last complete checkpoint is {latest.name}" if latest else "no checkpoint of it is complete"
-        checks.add("--output", output, f"holds an interrupted run ({state}): continue it with {how}, or add "
-                   "--overwrite to start over")
+        checks.add(
+            "--output",
+            output,
+            f"holds an interrupted run ({state}): continue it with {how}, or add --overwrite to start over",
+        )
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -195,5 +241,7 @@ def refuse_in_comparison(parser, options: list[str], refused=("--resume-from-che
     of its runs at once, so they stop here, before any work."""
     given = {option.split("=")[0] for option in options} & set(refused)
     if given:
-        parser.error(f"{', '.join(sorted(given))}: this command reuses its finished runs and resumes interrupted "
-                     "ones on a rerun; choose another --output to start afresh")
+        parser.error(
+            f"{', '.join(sorted(given))}: this command reuses its finished runs and resumes interrupted "
+            "ones on a rerun; choose another --output to start afresh"
+        )

@@ -33,22 +33,29 @@ class ActiveCommand:
     """``st-contrastive active``: an experiment (or the run folder to continue) and where to publish its model."""
 
     experiment: ActiveLearningConfig = field(default_factory=ActiveLearningConfig)
-    resume_from_checkpoint: str | None = option(None, group=OUTPUT, metavar="RUN_DIR", deprecated=("--resume",),
-                                                help="continue the run in RUN_DIR with its own settings (after "
-                                                "labelling its queries file, or after a crash); other options are "
-                                                "ignored")
+    resume_from_checkpoint: str | None = option(
+        None,
+        group=OUTPUT,
+        metavar="RUN_DIR",
+        deprecated=("--resume",),
+        help="continue the run in RUN_DIR with its own settings (after "
+        "labelling its queries file, or after a crash); other options are "
+        "ignored",
+    )
     # Also with --resume-from-checkpoint: publish the model of the last round once the budget is reached.
     push_to_hub: str | None = shared.push_to_hub()
 
 
 def build_parser() -> argparse.ArgumentParser:
     return options.build_parser(
-        ActiveCommand, "st-contrastive active",
+        ActiveCommand,
+        "st-contrastive active",
         "Active learning (SCALe): a random seed set, then rounds that train, evaluate on the test split and acquire "
         "more rows, up to a budget. The paper's settings (1 % seed set, 1 % per round, 15 % budget, batch 16, lr 2e-5, "
         "λ=0.9, τ=0.3), except what was chosen on dev splits (docs/few-labels.md): each round continues from the "
         "last one's model for 10 epochs over two dropout views (0.0, 0.1), and acquires by k-means (the paper: "
-        "entropy).")
+        "entropy).",
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> ActiveLearningConfig:
@@ -56,8 +63,10 @@ def config_from_args(args: argparse.Namespace) -> ActiveLearningConfig:
     if command.resume_from_checkpoint:
         path = Path(command.resume_from_checkpoint) / "config.json"
         if not path.exists():
-            problem = (f"--resume-from-checkpoint {command.resume_from_checkpoint}: no config.json there (not a run "
-                       "folder of this command)")
+            problem = (
+                f"--resume-from-checkpoint {command.resume_from_checkpoint}: no config.json there (not a run "
+                "folder of this command)"
+            )
             raise SettingError([problem])
         config = ActiveLearningConfig.from_json(json.loads(path.read_text()))
         config.output = command.resume_from_checkpoint  # the folder as given, from wherever the run was started
@@ -84,8 +93,12 @@ def check_inputs(config: ActiveLearningConfig, push_to_hub: str | None = None) -
     checks.at_least("--pool-size", config.pool_size, 1)
     checks.at_least("--test-size", config.test_size, 1)
     checks.at_least("--dev-size", config.dev_size, 1)
-    checks.at_least("--bald-samples", config.bald_samples, 2 if "bald" in config.acquisitions else 1,
-                    why=" (BALD compares MC dropout passes)" if "bald" in config.acquisitions else "")
+    checks.at_least(
+        "--bald-samples",
+        config.bald_samples,
+        2 if "bald" in config.acquisitions else 1,
+        why=" (BALD compares MC dropout passes)" if "bald" in config.acquisitions else "",
+    )
     training = config.training
     checks.above("--epochs", training.epochs)
     checks.at_least("--min-steps", training.min_steps, 0)
@@ -106,9 +119,13 @@ def check_inputs(config: ActiveLearningConfig, push_to_hub: str | None = None) -
         recorded = ActiveLearningConfig.from_json(json.loads(saved.read_text())).to_json()
         refused, warned = setting_changes(recorded, config.to_json())
         if (refused or warned) and not only_adds_arms(recorded, config.to_json()):
-            checks.add("--output", config.output, f"holds an experiment with other settings "
-                       f"({'; '.join(refused + warned)}): continue it with --resume-from-checkpoint {config.output}, or choose "
-                       "another --output")
+            checks.add(
+                "--output",
+                config.output,
+                f"holds an experiment with other settings "
+                f"({'; '.join(refused + warned)}): continue it with --resume-from-checkpoint {config.output}, or choose "
+                "another --output",
+            )
     checks.done()
 
 
@@ -125,11 +142,14 @@ def run(config: ActiveLearningConfig, push_to_hub: str | None = None) -> list[di
     try:
         rows = run_active_learning(config, say=print)
     except AwaitingLabels as waiting:
-        print(f"Label the {waiting.missing} rows without a label in {waiting.path} (the label column: one of the "
-              f"label names), then run: st-contrastive active --resume-from-checkpoint {config.output}")
+        print(
+            f"Label the {waiting.missing} rows without a label in {waiting.path} (the label column: one of the "
+            f"label names), then run: st-contrastive active --resume-from-checkpoint {config.output}"
+        )
         return []
-    paths = write_reports(config.output, rows, title=f"{config.dataset}: active learning",
-                          split="dev" if config.dev_size else "test")
+    paths = write_reports(
+        config.output, rows, title=f"{config.dataset}: active learning", split="dev" if config.dev_size else "test"
+    )
     tsne = write_tsne(config)
     print(Path(paths["table"]).read_text())
     print(f"Results in {config.output}: " + ", ".join(str(p) for p in [*paths.values(), tsne] if p))
@@ -143,9 +163,11 @@ def check_published_arm(config: ActiveLearningConfig, repo_id: str) -> None:
     check_push(repo_id)
     arms = len(config.objectives) * len(config.acquisitions) * config.num_seeds
     if arms != 1:
-        raise ValueError(f"--push-to-hub publishes one model and this run has {arms} arms: give one --objective, "
-                         "one --acquisition and --num-seeds 1, or publish one arm with `st-contrastive push "
-                         f"{config.output}/arms/ARM/model --repo-id {repo_id}`")
+        raise ValueError(
+            f"--push-to-hub publishes one model and this run has {arms} arms: give one --objective, "
+            "one --acquisition and --num-seeds 1, or publish one arm with `st-contrastive push "
+            f"{config.output}/arms/ARM/model --repo-id {repo_id}`"
+        )
 
 
 def published_model(config: ActiveLearningConfig, repo_id: str) -> Path:

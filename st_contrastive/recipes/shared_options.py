@@ -25,8 +25,12 @@ def text_field():
 
 
 def max_rows(default: int | None = None, what: str = "rows", deprecated: tuple[str, ...] = ()):
-    return option(default, group=MODEL_AND_DATA, deprecated=deprecated,
-                  help=f"use only the first N {what} of --dataset (unset: all)")
+    return option(
+        default,
+        group=MODEL_AND_DATA,
+        deprecated=deprecated,
+        help=f"use only the first N {what} of --dataset (unset: all)",
+    )
 
 
 def output(default: str | None = None, help: str = "output folder"):
@@ -38,25 +42,50 @@ def name(help: str):
 
 
 def push_to_hub():
-    return option(None, group=OUTPUT, metavar="REPO_ID", help="publish the run to this Hub repository when it ends, "
-                  "with its model card (also later: st-contrastive push OUTPUT --repo-id REPO_ID)")
+    return option(
+        None,
+        group=OUTPUT,
+        metavar="REPO_ID",
+        help="publish the run to this Hub repository when it ends, "
+        "with its model card (also later: st-contrastive push OUTPUT --repo-id REPO_ID)",
+    )
 
 
 def matryoshka_dims():
-    return option(None, group=TRAINING, nargs="+", type=int, metavar="DIM", help="train with sentence-transformers' "
-                  "MatryoshkaLoss at these embedding sizes (the model's own first, e.g. 384 128 64) so the embeddings "
-                  "can be truncated to them, and evaluate at each (default: off)")
+    return option(
+        None,
+        group=TRAINING,
+        nargs="+",
+        type=int,
+        metavar="DIM",
+        help="train with sentence-transformers' "
+        "MatryoshkaLoss at these embedding sizes (the model's own first, e.g. 384 128 64) so the embeddings "
+        "can be truncated to them, and evaluate at each (default: off)",
+    )
 
 
 def matryoshka_weights():
-    return option(None, group=TRAINING, nargs="+", type=float, metavar="W", help="weight of each --matryoshka-dims "
-                  "size in the loss, in the same order (default: 1 each, as sentence-transformers); more weight on "
-                  "the small sizes favours the truncated embeddings")
+    return option(
+        None,
+        group=TRAINING,
+        nargs="+",
+        type=float,
+        metavar="W",
+        help="weight of each --matryoshka-dims "
+        "size in the loss, in the same order (default: 1 each, as sentence-transformers); more weight on "
+        "the small sizes favours the truncated embeddings",
+    )
 
 
 def eval_tasks(default: list[str], when: str = "before and after training"):
-    return option(default, group=EVALUATION, nargs="*", off="--no-eval", off_help="evaluate nothing",
-                  help=f"tasks evaluated {when} (see `st-contrastive evaluate --help`)")
+    return option(
+        default,
+        group=EVALUATION,
+        nargs="*",
+        off="--no-eval",
+        off_help="evaluate nothing",
+        help=f"tasks evaluated {when} (see `st-contrastive evaluate --help`)",
+    )
 
 
 def eval_batch_size(default: int = 64, deprecated: tuple[str, ...] = ()):
@@ -64,8 +93,9 @@ def eval_batch_size(default: int = 64, deprecated: tuple[str, ...] = ()):
 
 
 def eval_max_rows():
-    return option(None, group=EVALUATION, help="evaluate on at most N rows of each task (quick checks only; unset: "
-                  "all)")
+    return option(
+        None, group=EVALUATION, help="evaluate on at most N rows of each task (quick checks only; unset: all)"
+    )
 
 
 def no_base_eval(deprecated: tuple[str, ...] = ()):

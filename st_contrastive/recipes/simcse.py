@@ -42,13 +42,17 @@ class SimCSEConfig:
     sentences). Each field is the command-line option of the same name."""
 
     model: str | None = shared.model()
-    dataset: str = shared.dataset("wiki", "documents to cut into sentences: a shared corpus (wiki, books, both), a "
-                                  ".jsonl(.gz)/.txt file, a saved dataset folder or a Hub dataset id",
-                                  deprecated=("--documents",))
+    dataset: str = shared.dataset(
+        "wiki",
+        "documents to cut into sentences: a shared corpus (wiki, books, both), a "
+        ".jsonl(.gz)/.txt file, a saved dataset folder or a Hub dataset id",
+        deprecated=("--documents",),
+    )
     text_field: str = shared.text_field()
     max_rows: int | None = shared.max_rows(what="documents", deprecated=("--max-documents",))
-    max_sentences: int = option(1_000_000, help="sentences to train on (fewer when --max-steps needs fewer, or the "
-                                "corpus has fewer)")
+    max_sentences: int = option(
+        1_000_000, help="sentences to train on (fewer when --max-steps needs fewer, or the corpus has fewer)"
+    )
     max_seq_length: int = option(32, help="tokens per sentence while training")
     temperature: float = option(0.05, group=TRAINING, help="τ (the loss's scale is 1/τ)")
     eval_tasks: list[str] = shared.eval_tasks(["stsb-test"])
@@ -67,9 +71,11 @@ class SimCSEConfig:
 
 def build_parser() -> argparse.ArgumentParser:
     return options.build_parser(
-        SimCSEConfig, "st-contrastive simcse",
+        SimCSEConfig,
+        "st-contrastive simcse",
         "Unsupervised SimCSE with sentence-transformers' MultipleNegativesRankingLoss on (s, s) pairs: dropout gives "
-        "the two views, the rest of the batch the negatives. Defaults are the paper's.")
+        "the two views, the rest of the batch the negatives. Defaults are the paper's.",
+    )
 
 
 def check_inputs(config: SimCSEConfig) -> Path:
@@ -114,8 +120,10 @@ def train_simcse(config: SimCSEConfig) -> dict:
     documents = load_corpus(config.dataset, config.text_field, limit=config.max_rows)
     sentences = split_into_sentences(documents, needed, seed=config.training.seed, text_field="text")
     if len(sentences) < batch:
-        raise ValueError(f"--dataset {config.dataset} gave {len(sentences)} sentences, fewer than one batch "
-                         f"({batch}): pass more documents or a smaller --batch-size")
+        raise ValueError(
+            f"--dataset {config.dataset} gave {len(sentences)} sentences, fewer than one batch "
+            f"({batch}): pass more documents or a smaller --batch-size"
+        )
     logger.info("Training on %d sentences", len(sentences))
     dataset = Dataset.from_dict({"anchor": sentences, "positive": sentences})
     torch.manual_seed(config.training.seed)
@@ -128,12 +136,15 @@ def train_simcse(config: SimCSEConfig) -> dict:
     # Sentences are cut to max_seq_length for training only (the paper's 32 tokens); evaluation and the saved
     # checkpoint keep the model's own limit.
     model_limit, model.max_seq_length = model.max_seq_length, min(config.max_seq_length, model.max_seq_length)
-    config, run = train_recorded(model, with_matryoshka(model, loss, config), dataset, config, output, evaluator=evaluator)
+    config, run = train_recorded(
+        model, with_matryoshka(model, loss, config), dataset, config, output, evaluator=evaluator
+    )
     model.max_seq_length = model_limit
     if run is None:  # another rank of a torchrun/accelerate job
         return {}
-    return write_trained_run(model, config, output, run, method="simcse", before=before,
-                             config_details={"sentences": len(sentences)})
+    return write_trained_run(
+        model, config, output, run, method="simcse", before=before, config_details={"sentences": len(sentences)}
+    )
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -1,7 +1,7 @@
 """Supervised contrastive learning + cross-entropy on NLI (SupCon + CE), evaluation before and after.
 
-    st-contrastive supcon --model PATH_OR_HUB_ID [--supcon-weight 0.3 --positives all --negatives all]
-    st-contrastive supcon --supcon-weight 0          # the CE-only (SBERT) baseline, same script
+st-contrastive supcon --model PATH_OR_HUB_ID [--supcon-weight 0.3 --positives all --negatives all]
+st-contrastive supcon --supcon-weight 0          # the CE-only (SBERT) baseline, same script
 """
 
 from __future__ import annotations
@@ -50,34 +50,58 @@ class SupConNLIConfig:
     field is the command-line option of the same name."""
 
     model: str | None = shared.model()
-    dataset: str = shared.dataset("snli-dev+snli-test", "NLI data: snli-dev, snli-test (joined with +), a .tsv/.jsonl "
-                                  "file, or a Hub dataset id such as stanfordnlp/snli", deprecated=("--train",))
+    dataset: str = shared.dataset(
+        "snli-dev+snli-test",
+        "NLI data: snli-dev, snli-test (joined with +), a .tsv/.jsonl "
+        "file, or a Hub dataset id such as stanfordnlp/snli",
+        deprecated=("--train",),
+    )
     split: str = option("train", help="split of a Hub dataset")
     max_rows: int | None = shared.max_rows(what="pairs", deprecated=("--max-pairs",))
-    supcon_weight: float = option(0.3, group=OBJECTIVE, help="λ: 0 = CE only, 1 = SupCon only (0.3 best for STS, 0.1 "
-                                  "best for transfer in the paper)")
+    supcon_weight: float = option(
+        0.3,
+        group=OBJECTIVE,
+        help="λ: 0 = CE only, 1 = SupCon only (0.3 best for STS, 0.1 best for transfer in the paper)",
+    )
     temperature: float = option(1.0, group=OBJECTIVE, help="SupCon temperature τ")
     positives: str | int = option("all", group=OBJECTIVE, type=count, help="entailed hypotheses per anchor: all or k")
     negatives: str | int = option("all", group=OBJECTIVE, type=count, help="negative hypotheses per anchor: all or k")
     similarity: str = option("cosine", group=OBJECTIVE, choices=SIMILARITIES, help="SupCon similarity")
-    mini_batch_size: int = option(0, group=OBJECTIVE, help="embed N sentences at a time with GradCache "
-                                  "(CachedNLISupConLoss): same loss and gradients in the memory of N sentences (0: "
-                                  "one pass)")
-    head_learning_rate: float | None = same_option(RoundTraining, "head_learning_rate", None, group=OBJECTIVE,
-                                                   help="learning rate of the softmax head(s) (unset: --learning-rate, "
-                                                   "the paper's)")
-    classifier_hidden_size: int | None = option(None, group=OBJECTIVE, help="hidden units of a two-layer softmax head "
-                                                "(the paper's); unset: SBERT's one-layer head, with which λ=0 equals "
-                                                "sentence-transformers' SoftmaxLoss")
+    mini_batch_size: int = option(
+        0,
+        group=OBJECTIVE,
+        help="embed N sentences at a time with GradCache "
+        "(CachedNLISupConLoss): same loss and gradients in the memory of N sentences (0: "
+        "one pass)",
+    )
+    head_learning_rate: float | None = same_option(
+        RoundTraining,
+        "head_learning_rate",
+        None,
+        group=OBJECTIVE,
+        help="learning rate of the softmax head(s) (unset: --learning-rate, the paper's)",
+    )
+    classifier_hidden_size: int | None = option(
+        None,
+        group=OBJECTIVE,
+        help="hidden units of a two-layer softmax head "
+        "(the paper's); unset: SBERT's one-layer head, with which λ=0 equals "
+        "sentence-transformers' SoftmaxLoss",
+    )
     eval_tasks: list[str] = shared.eval_tasks(["sts", "transfer"])
     eval_batch_size: int = shared.eval_batch_size()
     eval_max_rows: int | None = shared.eval_max_rows()
     matryoshka_dims: list[int] | None = shared.matryoshka_dims()
     matryoshka_weights: list[float] | None = shared.matryoshka_weights()
-    matryoshka_heads: str | None = option(None, group=OBJECTIVE, choices=["full", "per-size"], help="with "
-                                          "--matryoshka-dims: a head of its own per size (saved as nli_head-<size>; "
-                                          "unset: this, better on SNLI dev in docs/loss-modifiers.md) or the head's "
-                                          "CE at full size only")
+    matryoshka_heads: str | None = option(
+        None,
+        group=OBJECTIVE,
+        choices=["full", "per-size"],
+        help="with "
+        "--matryoshka-dims: a head of its own per size (saved as nli_head-<size>; "
+        "unset: this, better on SNLI dev in docs/loss-modifiers.md) or the head's "
+        "CE at full size only",
+    )
     no_base_eval: bool = shared.no_base_eval(deprecated=("--skip-before",))
     output: str | None = shared.output(help="output folder; default runs/<name>")
     name: str | None = shared.name("default supcon-nli-<λ>-<P>p<N>n, or ce-nli for λ=0")
@@ -91,23 +115,26 @@ class SupConNLIConfig:
 
 def build_parser() -> argparse.ArgumentParser:
     return options.build_parser(
-        SupConNLIConfig, "st-contrastive supcon",
+        SupConNLIConfig,
+        "st-contrastive supcon",
         "SupCon + CE on NLI: (1−λ)·cross-entropy of a (u, v, |u−v|) softmax head + λ·SupCon with premises as anchors "
         "and their entailed hypotheses as positives. Defaults follow the paper (mean pooling, batch 64, 1 epoch, lr "
-        "2e-5, 10% warm-up, τ=1.0, λ=0.3 allpalln: best on STS).")
+        "2e-5, 10% warm-up, τ=1.0, λ=0.3 allpalln: best on STS).",
+    )
 
 
 def check_inputs(config: SupConNLIConfig) -> Path:
     """Every setting, from the arguments alone and before anything heavy loads; all problems at once (a
     ``SettingError``). Returns the output folder."""
-    
+
     checks = SettingChecks()
     checks.model(config.model)
     for part in config.dataset.split("+"):
         checks.source(part, "--dataset", tuple(SHARED_NLI))
     checks.at_least("--max-rows", config.max_rows, 1)
-    checks.within("--supcon-weight", config.supcon_weight, 0, 1, high_included=True,
-                  why=" (λ: 0 = CE only, 1 = SupCon only)")
+    checks.within(
+        "--supcon-weight", config.supcon_weight, 0, 1, high_included=True, why=" (λ: 0 = CE only, 1 = SupCon only)"
+    )
     checks.above("--temperature", config.temperature)
     for flag, value in (("--positives", config.positives), ("--negatives", config.negatives)):
         if value != "all" and not (isinstance(value, int) and value >= 1):
@@ -123,8 +150,9 @@ def check_inputs(config: SupConNLIConfig) -> Path:
     if config.matryoshka_heads is not None:
         checks.choice("--matryoshka-heads", config.matryoshka_heads, ["full", "per-size"])
         if not config.matryoshka_dims:
-            checks.add("--matryoshka-heads", config.matryoshka_heads, "needs --matryoshka-dims (the sizes of the "
-                       "heads)")
+            checks.add(
+                "--matryoshka-heads", config.matryoshka_heads, "needs --matryoshka-dims (the sizes of the heads)"
+            )
     checks.call("--push-to-hub", config.push_to_hub, lambda: check_push(config.push_to_hub))
     check_training(checks, config.training)
     output = Path(config.output or Path("runs") / (config.name or run_name(config)))
@@ -163,28 +191,53 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
     # Inside MatryoshkaLoss the heads read unit vectors (it normalizes every size): they normalize at prediction too.
     head = {"hidden_size": config.classifier_hidden_size, "normalize": bool(config.matryoshka_dims)}
     classifier = NLIClassifier(full, **head)
-    size_classifiers = {dim: NLIClassifier(dim, **head).to(model.device)
-                        for dim in config.matryoshka_dims or [] if dim < full and config.matryoshka_heads != "full"}
+    size_classifiers = {
+        dim: NLIClassifier(dim, **head).to(model.device)
+        for dim in config.matryoshka_dims or []
+        if dim < full and config.matryoshka_heads != "full"
+    }
     cache = {"mini_batch_size": config.mini_batch_size} if config.mini_batch_size else {}
     loss = (CachedNLISupConLoss if cache else NLISupConLoss)(
-        model, classifier.to(model.device), supcon_weight=config.supcon_weight, temperature=config.temperature,
-        positives=config.positives, negatives=config.negatives, similarity=config.similarity,
-        seed=config.training.seed, gather_across_devices=is_distributed(), size_classifiers=size_classifiers, **cache)
+        model,
+        classifier.to(model.device),
+        supcon_weight=config.supcon_weight,
+        temperature=config.temperature,
+        positives=config.positives,
+        negatives=config.negatives,
+        similarity=config.similarity,
+        seed=config.training.seed,
+        gather_across_devices=is_distributed(),
+        size_classifiers=size_classifiers,
+        **cache,
+    )
     if config.head_learning_rate:  # ST's per-parameter rates; "classifier" names the size heads' parameters too
         config.training.learning_rate_mapping = {"classifier": config.head_learning_rate}
     evaluator = dev_curve_evaluator(config)
-    config, run = train_recorded(model, with_matryoshka(model, loss, config), dataset, config, output,
-                                 batch_sampler=PremiseGroupBatchSampler,
-                                 data_collator=PremiseGroupDataCollator(model.preprocess), evaluator=evaluator)
+    config, run = train_recorded(
+        model,
+        with_matryoshka(model, loss, config),
+        dataset,
+        config,
+        output,
+        batch_sampler=PremiseGroupBatchSampler,
+        data_collator=PremiseGroupDataCollator(model.preprocess),
+        evaluator=evaluator,
+    )
     if run is None:  # another rank of a torchrun/accelerate job
         return {}
     loss.classifier.save(str(output / "nli_head"))
     for size, head in loss.size_classifiers.items():
         head.save(str(output / f"nli_head-{size}"))
-    return write_trained_run(model, config, output, run, method="supcon-nli", before=before,
-                             config_details={"pairs": len(dataset)},
-                             train_details={"anchors_seen": loss.anchors_seen,
-                                            "anchors_without_positive": loss.anchors_without_positive})
+    return write_trained_run(
+        model,
+        config,
+        output,
+        run,
+        method="supcon-nli",
+        before=before,
+        config_details={"pairs": len(dataset)},
+        train_details={"anchors_seen": loss.anchors_seen, "anchors_without_positive": loss.anchors_without_positive},
+    )
 
 
 def main(argv: list[str] | None = None) -> dict:

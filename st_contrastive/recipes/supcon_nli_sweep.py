@@ -48,7 +48,10 @@ def variants(weights: list[float], settings: list[tuple]) -> dict[str, dict]:
             continue
         for positives, negatives in settings:
             runs[f"{positives}p{negatives}n-lambda{weight:g}"] = {
-                "supcon_weight": weight, "positives": positives, "negatives": negatives}
+                "supcon_weight": weight,
+                "positives": positives,
+                "negatives": negatives,
+            }
     return runs
 
 
@@ -57,10 +60,18 @@ class SweepConfig:
     """The sweep's own options; every other option is a `st-contrastive supcon` option for every variant."""
 
     model: str | None = shared.model("the base every variant starts from; " + shared.DEFAULT_MODEL_HELP)
-    supcon_weight: list[float] = option([0, 0.1, 0.3, 0.5, 1.0], group=TRAINING, deprecated=("--weights",),
-                                        help="the λ values swept; 0 is the CE-only baseline")
-    candidates: list[tuple] = option([(3, 3), ("all", "all")], group=TRAINING, type=candidates, help="positives/"
-                                     "negatives per anchor as <P>p<N>n: 3p3n, allpalln, 3palln, ...")
+    supcon_weight: list[float] = option(
+        [0, 0.1, 0.3, 0.5, 1.0],
+        group=TRAINING,
+        deprecated=("--weights",),
+        help="the λ values swept; 0 is the CE-only baseline",
+    )
+    candidates: list[tuple] = option(
+        [(3, 3), ("all", "all")],
+        group=TRAINING,
+        type=candidates,
+        help="positives/negatives per anchor as <P>p<N>n: 3p3n, allpalln, 3palln, ...",
+    )
     eval_tasks: list[str] = shared.eval_tasks(["sts", "transfer"], when="for the base and every variant")
     eval_max_rows: int | None = shared.eval_max_rows()
     no_base_eval: bool = shared.no_base_eval(deprecated=("--skip-base",))
@@ -83,10 +94,17 @@ def main(argv: list[str] | None = None) -> dict:
         parser.error(f"{', '.join(sorted(swept))} are swept: use --candidates")
     output = Path(args.output)
     model = args.model or default_model()
-    base_config = replace(options.config_passed_on(SupConNLIConfig, supcon_parser(), supcon_options, parser.prog), model=model,
-                          eval_tasks=args.eval_tasks, eval_max_rows=args.eval_max_rows, no_base_eval=True)
-    runs = {name: variant_config(base_config, output, name, changes, args.rerun)
-            for name, changes in variants(args.supcon_weight, args.candidates).items()}
+    base_config = replace(
+        options.config_passed_on(SupConNLIConfig, supcon_parser(), supcon_options, parser.prog),
+        model=model,
+        eval_tasks=args.eval_tasks,
+        eval_max_rows=args.eval_max_rows,
+        no_base_eval=True,
+    )
+    runs = {
+        name: variant_config(base_config, output, name, changes, args.rerun)
+        for name, changes in variants(args.supcon_weight, args.candidates).items()
+    }
     check_sweep(args, runs)
     output.mkdir(parents=True, exist_ok=True)
 
@@ -118,8 +136,9 @@ def main(argv: list[str] | None = None) -> dict:
     for name in [*runs, *sorted(finished - set(runs))]:
         scores[name] = json.loads((output / name / "results.json").read_text())["after"]
     table = summarize(scores)
-    (output / "sweep.json").write_text(json.dumps({"model": model, "supcon_options": supcon_options, "scores": table,
-                                                   "results": scores}, indent=2))
+    (output / "sweep.json").write_text(
+        json.dumps({"model": model, "supcon_options": supcon_options, "scores": table, "results": scores}, indent=2)
+    )
     (output / "sweep.md").write_text(format_table(table) + "\n")
     plot(table, output / "sweep.png")
     print(format_table(table))
@@ -129,8 +148,9 @@ def main(argv: list[str] | None = None) -> dict:
 def variant_config(base: SupConNLIConfig, output: Path, name: str, changes: dict, rerun: bool) -> SupConNLIConfig:
     """A variant's run: resumed when it was interrupted, retrained from scratch with --rerun."""
     folder = output / name
-    return replace(base, output=str(folder), **changes,
-                   training=continue_or_restart(base.training, folder, retrain=rerun))
+    return replace(
+        base, output=str(folder), **changes, training=continue_or_restart(base.training, folder, retrain=rerun)
+    )
 
 
 def check_sweep(args: argparse.Namespace, runs: dict[str, SupConNLIConfig]) -> None:
@@ -176,8 +196,10 @@ def add_missing_tasks(results_file: Path, tasks: list[str], max_rows: int | None
 
 def summarize(scores: dict[str, dict]) -> dict[str, dict[str, float]]:
     """Per variant: each task's main score, the STS and transfer averages, and their change against CE only."""
-    table = {name: {task: main_score(r) for task, r in result.items()} | {f"{g} avg": v for g, v in averages(result).items()}
-             for name, result in scores.items()}
+    table = {
+        name: {task: main_score(r) for task, r in result.items()} | {f"{g} avg": v for g, v in averages(result).items()}
+        for name, result in scores.items()
+    }
     if BASELINE in table:
         for row in table.values():
             for group in ("sts avg", "transfer avg"):
@@ -208,8 +230,11 @@ def plot(table: dict[str, dict[str, float]], path: Path) -> None:
     fig, axes = plt.subplots(1, len(groups), figsize=(6 * len(groups), 4), squeeze=False)
     for ax, group in zip(axes[0], groups):
         names = [name for name, row in table.items() if group in row]
-        ax.barh(names, [table[name][group] for name in names], color=["tab:gray" if n in ("base", BASELINE) else
-                                                                     "tab:blue" for n in names])
+        ax.barh(
+            names,
+            [table[name][group] for name in names],
+            color=["tab:gray" if n in ("base", BASELINE) else "tab:blue" for n in names],
+        )
         if BASELINE in table and group in table[BASELINE]:
             ax.axvline(table[BASELINE][group], color="tab:red", linestyle="--", label="CE only")
             ax.legend(fontsize=8)

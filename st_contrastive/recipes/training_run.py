@@ -74,8 +74,10 @@ def check_matryoshka_dims(model, config) -> list[int]:
     dims = getattr(config, "matryoshka_dims", None) or []
     full = model.get_embedding_dimension()
     if dims and max(dims) > full:
-        raise ValueError(f"--matryoshka-dims {' '.join(map(str, dims))}: the model's embeddings have {full} "
-                         "dimensions; give sizes up to that, the full size first")
+        raise ValueError(
+            f"--matryoshka-dims {' '.join(map(str, dims))}: the model's embeddings have {full} "
+            "dimensions; give sizes up to that, the full size first"
+        )
     return dims
 
 
@@ -114,8 +116,18 @@ def train_recorded(model, loss, dataset, config, output: Path, **train_kwargs):
     return config, run if main_process else None
 
 
-def write_trained_run(model, config, output: Path, run, *, method: str, before: dict, config_details: dict,
-                      train_details: dict | None = None, **details) -> dict:
+def write_trained_run(
+    model,
+    config,
+    output: Path,
+    run,
+    *,
+    method: str,
+    before: dict,
+    config_details: dict,
+    train_details: dict | None = None,
+    **details,
+) -> dict:
     """Save the model into ``output``, evaluate it on ``config.eval_tasks``, write ``results.json`` (the method,
     settings, training summary, ``details``, scores before and after) with the model card, and publish it where
     ``--push-to-hub`` says. Returns the results."""

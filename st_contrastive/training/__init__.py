@@ -9,5 +9,13 @@ from st_contrastive.training.interrupt import TrainingInterrupted
 from st_contrastive.training.run import TrainResult, train, train_heads_only
 from st_contrastive.training.trainer import LOSS_STATE_NAME, ContrastiveTrainer, optimized_parameters
 
-__all__ = ["LOSS_STATE_NAME", "ContrastiveTrainer", "TrainResult", "TrainSettings", "TrainingInterrupted",
-           "optimized_parameters", "train", "train_heads_only"]
+__all__ = [
+    "LOSS_STATE_NAME",
+    "ContrastiveTrainer",
+    "TrainResult",
+    "TrainSettings",
+    "TrainingInterrupted",
+    "optimized_parameters",
+    "train",
+    "train_heads_only",
+]

@@ -74,8 +74,9 @@ def stop_after_step_on_interrupt(callback: StopOnInterrupt) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def train_until_done_or_interrupted(trainer, interrupt: StopOnInterrupt, resume_from: str | Path | None,
-                                    output_dir: str | Path):
+def train_until_done_or_interrupted(
+    trainer, interrupt: StopOnInterrupt, resume_from: str | Path | None, output_dir: str | Path
+):
     """``trainer.train`` from ``resume_from`` (or step 0), with ``interrupt`` among its callbacks; returns what it
     returns. Ctrl-C ends it with :class:`TrainingInterrupted` naming the step and where to resume from."""
     with stop_after_step_on_interrupt(interrupt):

@@ -31,8 +31,13 @@ class TrainResult:
 
     def summary(self) -> dict:
         losses = [row for row in self.log_history if "loss" in row]
-        return {"steps": self.steps, "seconds": round(self.seconds, 1), "world_size": self.world_size,
-                "loss": self.loss_config, "last_log": losses[-1] if losses else {}}
+        return {
+            "steps": self.steps,
+            "seconds": round(self.seconds, 1),
+            "world_size": self.world_size,
+            "loss": self.loss_config,
+            "last_log": losses[-1] if losses else {},
+        }
 
 
 def train(
@@ -73,8 +78,13 @@ def train(
     start = time.perf_counter()
     train_until_done_or_interrupted(trainer, interrupt, resume, settings.output_dir)
     loss_config = loss.get_config_dict() if hasattr(loss, "get_config_dict") else {}
-    return TrainResult(trainer.state.global_step, time.perf_counter() - start, trainer.state.log_history,
-                       trainer.args.world_size, loss_config)
+    return TrainResult(
+        trainer.state.global_step,
+        time.perf_counter() - start,
+        trainer.state.log_history,
+        trainer.args.world_size,
+        loss_config,
+    )
 
 
 def train_heads_only(

@@ -68,15 +68,20 @@ class ContrastiveTrainer(SentenceTransformerTrainer):
         for name, loss in self.named_losses().items():
             skip = self._model_keys(loss)
             # Besides tensors, a loss may keep extra state (a random generator, counters) for exact resumes.
-            states[name] = {k: v.detach().cpu() if isinstance(v, torch.Tensor) else v
-                            for k, v in loss.state_dict().items() if k not in skip}
+            states[name] = {
+                k: v.detach().cpu() if isinstance(v, torch.Tensor) else v
+                for k, v in loss.state_dict().items()
+                if k not in skip
+            }
         return states
 
     def load_loss_state(self, checkpoint_dir: str) -> None:
         path = os.path.join(checkpoint_dir, LOSS_STATE_NAME)
         if not os.path.exists(path):
             if self.loss_parameters():
-                logger.warning("%s has no %s: the loss's own parameters start from scratch.", checkpoint_dir, LOSS_STATE_NAME)
+                logger.warning(
+                    "%s has no %s: the loss's own parameters start from scratch.", checkpoint_dir, LOSS_STATE_NAME
+                )
             return
         state = torch.load(path, map_location="cpu", weights_only=True)
         for name, loss in self.named_losses().items():
@@ -84,7 +89,9 @@ class ContrastiveTrainer(SentenceTransformerTrainer):
             result = loss.load_state_dict(state.get(name, {}), strict=False)
             missing = sorted(set(result.missing_keys) - self._model_keys(loss))
             if missing or result.unexpected_keys:
-                raise ValueError(f"{path} does not match the loss {name!r}: missing {missing}, unexpected {result.unexpected_keys}")
+                raise ValueError(
+                    f"{path} does not match the loss {name!r}: missing {missing}, unexpected {result.unexpected_keys}"
+                )
 
     # Saving and restoring -------------------------------------------------------------------------------
     def _save(self, output_dir: str | None = None, state_dict=None) -> None:
@@ -117,8 +124,9 @@ class ContrastiveTrainer(SentenceTransformerTrainer):
     # Clipping and distributed gradients ------------------------------------------------------------------
     def _clip_grad_norm(self, model):
         self._average_loss_gradients()
-        return self.accelerator.clip_grad_norm_(optimized_parameters(model, self.named_losses().values()),
-                                                self.args.max_grad_norm)
+        return self.accelerator.clip_grad_norm_(
+            optimized_parameters(model, self.named_losses().values()), self.args.max_grad_norm
+        )
 
     def _get_grad_norm(self, model, grad_norm=None):
         if grad_norm is None:  # no clipping this run: still sync, and report the norm of everything trained

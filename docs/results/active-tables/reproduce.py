@@ -22,41 +22,117 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # docs/results: the command line its scripts share
 import results_script
 
-SIMULATED = ["active", "--num-seeds", "3", "--pool-size", "1500", "--initial", "0.01", "--step", "0.05",
-             "--budget", "0.15"]
+SIMULATED = [
+    "active",
+    "--num-seeds",
+    "3",
+    "--pool-size",
+    "1500",
+    "--initial",
+    "0.01",
+    "--step",
+    "0.05",
+    "--budget",
+    "0.15",
+]
 # The paper's rounds, before the dev-split choice: 3 epochs over five dropout views.
 PAPER_ROUNDS = ["--epochs", "3", "--min-steps", "10", "--dropout-rates", "0.0", "0.1", "0.2", "0.3", "0.4"]
 DEV = [*SIMULATED, "--objective", "supcon-ce", "--acquisition", "random", "--min-steps", "10", "--dev-size", "500"]
 CHOSEN = ["--epochs", "10", "--dropout-rates", "0.0", "0.1", "--warm-start"]  # the dev split's choice, the defaults
-TEST = [*SIMULATED, "--objective", "supcon-ce", "ce", "--acquisition", "random",
-        "--reference", "setfit", "setfit-defaults", "logreg"]
+TEST = [
+    *SIMULATED,
+    "--objective",
+    "supcon-ce",
+    "ce",
+    "--acquisition",
+    "random",
+    "--reference",
+    "setfit",
+    "setfit-defaults",
+    "logreg",
+]
 KMEANS = [*SIMULATED, "--objective", "supcon-ce", "--acquisition", "kmeans", "--reference", "setfit-defaults", "logreg"]
 WARM_TEST = [*SIMULATED, "--objective", "supcon-ce", "--acquisition", "random", *PAPER_ROUNDS, "--warm-start"]
 
 # run folder -> the `st-contrastive` arguments that made it (without --output)
 RUNS: dict[str, list[str]] = {
-    **{f"al-dev-{dataset}-{arm}": [*DEV, "--dataset", dataset, *options] for dataset in ("trec", "sst2")
-       for arm, options in {"cold": [*PAPER_ROUNDS, "--no-warm-start"], "warm": [*PAPER_ROUNDS, "--warm-start"],
-                            "warm-e10-v2": CHOSEN, "warm-e10-v2-head3e-2": [*CHOSEN, "--head-learning-rate", "3e-2"],
-                            "warm-e10-v2-kmeans": [*CHOSEN, "--acquisition", "kmeans"]}.items()},
-    **{f"al-dev-trec-warm-e10-v2-{arm}": [*DEV, "--dataset", "trec", *CHOSEN, *options] for arm, options in {
-        "lambda0.5": ["--supcon-weight", "0.5"], "tau0.1": ["--temperature", "0.1"],
-        "head1e-3": ["--head-learning-rate", "1e-3"], "entropy": ["--acquisition", "entropy"],
-        "balanced-entropy": ["--acquisition", "balanced-entropy"]}.items()},
+    **{
+        f"al-dev-{dataset}-{arm}": [*DEV, "--dataset", dataset, *options]
+        for dataset in ("trec", "sst2")
+        for arm, options in {
+            "cold": [*PAPER_ROUNDS, "--no-warm-start"],
+            "warm": [*PAPER_ROUNDS, "--warm-start"],
+            "warm-e10-v2": CHOSEN,
+            "warm-e10-v2-head3e-2": [*CHOSEN, "--head-learning-rate", "3e-2"],
+            "warm-e10-v2-kmeans": [*CHOSEN, "--acquisition", "kmeans"],
+        }.items()
+    },
+    **{
+        f"al-dev-trec-warm-e10-v2-{arm}": [*DEV, "--dataset", "trec", *CHOSEN, *options]
+        for arm, options in {
+            "lambda0.5": ["--supcon-weight", "0.5"],
+            "tau0.1": ["--temperature", "0.1"],
+            "head1e-3": ["--head-learning-rate", "1e-3"],
+            "entropy": ["--acquisition", "entropy"],
+            "balanced-entropy": ["--acquisition", "balanced-entropy"],
+        }.items()
+    },
     **{f"al-{dataset}": [*TEST, "--dataset", dataset] for dataset in ("trec", "sst2", "sst5")},
     **{f"al-{dataset}-kmeans": [*KMEANS, "--dataset", dataset] for dataset in ("trec", "sst2", "sst5")},
-    "al-sst2-references": [*SIMULATED, "--dataset", "sst2", "--objective", "supcon-ce", "ce", "--acquisition",
-                           "random", "--reference", "setfit-defaults", "logreg", "--equal-compute", *PAPER_ROUNDS,
-                           "--no-warm-start"],
+    "al-sst2-references": [
+        *SIMULATED,
+        "--dataset",
+        "sst2",
+        "--objective",
+        "supcon-ce",
+        "ce",
+        "--acquisition",
+        "random",
+        "--reference",
+        "setfit-defaults",
+        "logreg",
+        "--equal-compute",
+        *PAPER_ROUNDS,
+        "--no-warm-start",
+    ],
     **{f"al-test-{dataset}-warm": [*WARM_TEST, "--dataset", dataset] for dataset in ("trec", "sst2")},
     # scale.md's first tables: the paper's rounds from the base, random and entropy acquisition, SetFit at the
     # objectives' steps on each arm's labelled sets
-    **{f"al-{dataset}-paper-rounds": [*SIMULATED, "--dataset", dataset, "--objective", "supcon-ce", "ce",
-                                      "--acquisition", "random", "entropy", "--reference", "setfit", *PAPER_ROUNDS,
-                                      "--no-warm-start"] for dataset in ("trec", "sst2")},
-    "al-trec-references": [*SIMULATED, "--dataset", "trec", "--objective", "supcon-ce", "ce", "--acquisition",
-                           "random", "--reference", "setfit", "setfit-defaults", "logreg", "--equal-compute",
-                           *PAPER_ROUNDS, "--no-warm-start"],
+    **{
+        f"al-{dataset}-paper-rounds": [
+            *SIMULATED,
+            "--dataset",
+            dataset,
+            "--objective",
+            "supcon-ce",
+            "ce",
+            "--acquisition",
+            "random",
+            "entropy",
+            "--reference",
+            "setfit",
+            *PAPER_ROUNDS,
+            "--no-warm-start",
+        ]
+        for dataset in ("trec", "sst2")
+    },
+    "al-trec-references": [
+        *SIMULATED,
+        "--dataset",
+        "trec",
+        "--objective",
+        "supcon-ce",
+        "ce",
+        "--acquisition",
+        "random",
+        "--reference",
+        "setfit",
+        "setfit-defaults",
+        "logreg",
+        "--equal-compute",
+        *PAPER_ROUNDS,
+        "--no-warm-start",
+    ],
 }
 DATASETS = {"trec": "TREC-6", "sst2": "SST-2", "sst5": "SST-5"}
 PERCENTS = ("1", "5", "10", "15")
@@ -83,56 +159,135 @@ def dev_rows(dataset: str, arms: dict[str, str]) -> tuple[Row, ...]:
 
 PAPER = {"cold": "from the base, 3 epochs, 5 views", "warm": "warm start, 3 epochs, 5 views"}
 CHOSEN_ROW = "warm start, 10 epochs, 2 views"
-KMEANS_ARMS = {"supcon-ce": "SCALe, k-means", "setfit-defaults": "SetFit at its settings, the same k-means rows",
-               "logreg": "logistic regression, the same rows (floor)"}
+KMEANS_ARMS = {
+    "supcon-ce": "SCALe, k-means",
+    "setfit-defaults": "SetFit at its settings, the same k-means rows",
+    "logreg": "logistic regression, the same rows (floor)",
+}
 FLOOR = "logistic regression, frozen base (floor)"
 LAYOUTS: dict[str, Table] = {
-    "dev": Table(("dataset", "rounds"), tuple(
-        row for dataset in ("trec", "sst2") for row in dev_rows(dataset, {**PAPER, "warm-e10-v2": CHOSEN_ROW}))),
-    "dev-lambda-tau": Table(("dataset", "rounds"), dev_rows("trec", {
-        "warm-e10-v2": f"{CHOSEN_ROW} (the defaults: λ 0.9, τ 0.3)", "warm-e10-v2-lambda0.5": "the same, λ 0.5",
-        "warm-e10-v2-tau0.1": "the same, τ 0.1"})),
-    "dev-head-learning-rate": Table(("dataset", "rounds"), dev_rows("trec", {
-        "warm-e10-v2": f"{CHOSEN_ROW} (the defaults: head lr 1e-2)", "warm-e10-v2-head1e-3": "the same, head lr 1e-3",
-        "warm-e10-v2-head3e-2": "the same, head lr 3e-2"}) + dev_rows("sst2", {
-        "warm-e10-v2": f"{CHOSEN_ROW} (the defaults: head lr 1e-2)", "warm-e10-v2-head3e-2": "the same, head lr 3e-2"})),
-    "dev-acquisition": Table(("dataset", "rounds"), dev_rows("trec", {
-        "warm-e10-v2": f"{CHOSEN_ROW}, random acquisition", "warm-e10-v2-entropy": "the same, entropy acquisition",
-        "warm-e10-v2-balanced-entropy": "the same, class-balanced entropy",
-        "warm-e10-v2-kmeans": "the same, k-means acquisition"}) + dev_rows("sst2", {
-        "warm-e10-v2": f"{CHOSEN_ROW}, random acquisition", "warm-e10-v2-kmeans": "the same, k-means acquisition"})),
-    "test-kmeans": Table(("dataset", "arm"), tuple(
-        Row((DATASETS[dataset], name), f"al-{dataset}-kmeans", arm) for dataset in ("trec", "sst2", "sst5")
-        for arm, name in KMEANS_ARMS.items()), ("training s / round",)),
-    "dev-warm-start": Table(("dataset", "rounds start from"), tuple(
-        Row((DATASETS[dataset], name), f"al-dev-{dataset}-{arm}") for dataset in ("trec", "sst2")
-        for arm, name in {"cold": "the base (`--no-warm-start`)", "warm": "the last round (`--warm-start`)"}.items()),
-        ("steps / round",)),
+    "dev": Table(
+        ("dataset", "rounds"),
+        tuple(row for dataset in ("trec", "sst2") for row in dev_rows(dataset, {**PAPER, "warm-e10-v2": CHOSEN_ROW})),
+    ),
+    "dev-lambda-tau": Table(
+        ("dataset", "rounds"),
+        dev_rows(
+            "trec",
+            {
+                "warm-e10-v2": f"{CHOSEN_ROW} (the defaults: λ 0.9, τ 0.3)",
+                "warm-e10-v2-lambda0.5": "the same, λ 0.5",
+                "warm-e10-v2-tau0.1": "the same, τ 0.1",
+            },
+        ),
+    ),
+    "dev-head-learning-rate": Table(
+        ("dataset", "rounds"),
+        dev_rows(
+            "trec",
+            {
+                "warm-e10-v2": f"{CHOSEN_ROW} (the defaults: head lr 1e-2)",
+                "warm-e10-v2-head1e-3": "the same, head lr 1e-3",
+                "warm-e10-v2-head3e-2": "the same, head lr 3e-2",
+            },
+        )
+        + dev_rows(
+            "sst2",
+            {
+                "warm-e10-v2": f"{CHOSEN_ROW} (the defaults: head lr 1e-2)",
+                "warm-e10-v2-head3e-2": "the same, head lr 3e-2",
+            },
+        ),
+    ),
+    "dev-acquisition": Table(
+        ("dataset", "rounds"),
+        dev_rows(
+            "trec",
+            {
+                "warm-e10-v2": f"{CHOSEN_ROW}, random acquisition",
+                "warm-e10-v2-entropy": "the same, entropy acquisition",
+                "warm-e10-v2-balanced-entropy": "the same, class-balanced entropy",
+                "warm-e10-v2-kmeans": "the same, k-means acquisition",
+            },
+        )
+        + dev_rows(
+            "sst2",
+            {"warm-e10-v2": f"{CHOSEN_ROW}, random acquisition", "warm-e10-v2-kmeans": "the same, k-means acquisition"},
+        ),
+    ),
+    "test-kmeans": Table(
+        ("dataset", "arm"),
+        tuple(
+            Row((DATASETS[dataset], name), f"al-{dataset}-kmeans", arm)
+            for dataset in ("trec", "sst2", "sst5")
+            for arm, name in KMEANS_ARMS.items()
+        ),
+        ("training s / round",),
+    ),
+    "dev-warm-start": Table(
+        ("dataset", "rounds start from"),
+        tuple(
+            Row((DATASETS[dataset], name), f"al-dev-{dataset}-{arm}")
+            for dataset in ("trec", "sst2")
+            for arm, name in {"cold": "the base (`--no-warm-start`)", "warm": "the last round (`--warm-start`)"}.items()
+        ),
+        ("steps / round",),
+    ),
 }
 SCALE, CE = "SupCon + CE (SCALe)", "CE only"
 for dataset in ("trec", "sst2"):
-    LAYOUTS[f"{dataset}-paper-rounds"] = Table(("objective", "acquisition"), tuple(
-        Row((name, acquisition), f"al-{dataset}-paper-rounds", objective, acquisition)
-        for acquisition, sets in (("random", "same labelled sets"), ("entropy", "SCALe's entropy sets"))
-        for objective, name in {"supcon-ce": SCALE, "ce": CE, "setfit": f"SetFit ({sets})"}.items()), ())
+    LAYOUTS[f"{dataset}-paper-rounds"] = Table(
+        ("objective", "acquisition"),
+        tuple(
+            Row((name, acquisition), f"al-{dataset}-paper-rounds", objective, acquisition)
+            for acquisition, sets in (("random", "same labelled sets"), ("entropy", "SCALe's entropy sets"))
+            for objective, name in {"supcon-ce": SCALE, "ce": CE, "setfit": f"SetFit ({sets})"}.items()
+        ),
+        (),
+    )
 # SetFit at its own settings and the floor beside the paper's rounds, then the objectives at SetFit's training time
 for dataset, setfit in (("trec", {"setfit": "SetFit at the objectives' steps"}), ("sst2", {})):
-    LAYOUTS[f"{dataset}-references"] = Table(("arm",), tuple(
-        Row((name,), f"al-{dataset}-references", objective) for objective, name in {
-            "supcon-ce": SCALE, "ce": CE, **setfit, "setfit-defaults": "SetFit at its own settings",
-            "logreg": FLOOR}.items()))
-    LAYOUTS[f"{dataset}-equal-compute"] = Table(("arm",), tuple(
-        Row((name,), f"al-{dataset}-references", objective) for objective, name in {
-            "supcon-ce": f"{SCALE}, equal steps", "setfit-defaults": "SetFit at its own settings",
-            "supcon-ce-equal-compute": f"{SCALE}, equal compute", "ce-equal-compute": f"{CE}, equal compute",
-            "logreg": FLOOR}.items()), ("steps / round",))
+    LAYOUTS[f"{dataset}-references"] = Table(
+        ("arm",),
+        tuple(
+            Row((name,), f"al-{dataset}-references", objective)
+            for objective, name in {
+                "supcon-ce": SCALE,
+                "ce": CE,
+                **setfit,
+                "setfit-defaults": "SetFit at its own settings",
+                "logreg": FLOOR,
+            }.items()
+        ),
+    )
+    LAYOUTS[f"{dataset}-equal-compute"] = Table(
+        ("arm",),
+        tuple(
+            Row((name,), f"al-{dataset}-references", objective)
+            for objective, name in {
+                "supcon-ce": f"{SCALE}, equal steps",
+                "setfit-defaults": "SetFit at its own settings",
+                "supcon-ce-equal-compute": f"{SCALE}, equal compute",
+                "ce-equal-compute": f"{CE}, equal compute",
+                "logreg": FLOOR,
+            }.items()
+        ),
+        ("steps / round",),
+    )
 # Warm-started rounds, chosen on dev, read once on the test split beside the reference runs' rows
-LAYOUTS["test-warm-start"] = Table(("dataset", "arm"), tuple(
-    Row((DATASETS[dataset], name), run, objective) for dataset in ("trec", "sst2") for name, run, objective in (
-        (f"{SCALE}, rounds from the base", f"al-{dataset}-references", "supcon-ce"),
-        (f"{SCALE}, `--warm-start`", f"al-test-{dataset}-warm", "supcon-ce"),
-        ("SetFit at its own settings", f"al-{dataset}-references", "setfit-defaults"),
-        (FLOOR, f"al-{dataset}-references", "logreg"))))
+LAYOUTS["test-warm-start"] = Table(
+    ("dataset", "arm"),
+    tuple(
+        Row((DATASETS[dataset], name), run, objective)
+        for dataset in ("trec", "sst2")
+        for name, run, objective in (
+            (f"{SCALE}, rounds from the base", f"al-{dataset}-references", "supcon-ce"),
+            (f"{SCALE}, `--warm-start`", f"al-test-{dataset}-warm", "supcon-ce"),
+            ("SetFit at its own settings", f"al-{dataset}-references", "setfit-defaults"),
+            (FLOOR, f"al-{dataset}-references", "logreg"),
+        )
+    ),
+)
 # The three test runs at the defaults, each as its own command prints it.
 OWN_TABLES = {f"test-{dataset}": f"al-{dataset}" for dataset in ("trec", "sst2", "sst5")}
 # SCALe against SetFit at its settings on the same k-means rows: accuracy points, and training time as a share.
@@ -153,24 +308,35 @@ def arm(run: str, objective: str, runs: Path, acquisition: str | None = None) ->
     """Accuracy mean and std per percent, and training seconds and steps per round (means over rounds)."""
     from st_contrastive.active.report import summarize
 
-    summary = [s for s in summarize(metrics(run, runs)) if s["objective"] == objective
-               and acquisition in (None, s["acquisition"])]
+    summary = [
+        s
+        for s in summarize(metrics(run, runs))
+        if s["objective"] == objective and acquisition in (None, s["acquisition"])
+    ]
     if not summary:  # a finished run gains the arms its command adds when the command runs again
-        raise SystemExit(f"{runs / run} has no arm {objective!r}{f' with {acquisition} acquisition' * bool(acquisition)}"
-                         f": add it with st-contrastive {' '.join(RUNS[run])} --output {runs / run}")
+        raise SystemExit(
+            f"{runs / run} has no arm {objective!r}{f' with {acquisition} acquisition' * bool(acquisition)}"
+            f": add it with st-contrastive {' '.join(RUNS[run])} --output {runs / run}"
+        )
     per_round = {key: sum(s[f"{key}_mean"] for s in summary) / len(summary) for key in ("train_seconds", "steps")}
-    return {"accuracy": {f"{s['percent']:g}": (s["accuracy_mean"], s["accuracy_std"]) for s in summary},
-            "training s / round": per_round["train_seconds"], "steps / round": per_round["steps"]}
+    return {
+        "accuracy": {f"{s['percent']:g}": (s["accuracy_mean"], s["accuracy_std"]) for s in summary},
+        "training s / round": per_round["train_seconds"],
+        "steps / round": per_round["steps"],
+    }
 
 
 def markdown(table: Table, runs: Path) -> str:
-    lines = ["| " + " | ".join([*table.header, *(f"{p} %" for p in PERCENTS), *table.extras]) + " |",
-             "|" + "---|" * (len(table.header) + len(PERCENTS) + len(table.extras))]
+    lines = [
+        "| " + " | ".join([*table.header, *(f"{p} %" for p in PERCENTS), *table.extras]) + " |",
+        "|" + "---|" * (len(table.header) + len(PERCENTS) + len(table.extras)),
+    ]
     for row in table.rows:
         found = arm(row.run, row.objective, runs, row.acquisition)
         cells = [f"{mean:.2f} ± {std:.2f}" for mean, std in (found["accuracy"][p] for p in PERCENTS)]
-        cells += [f"{found[extra]:.1f}" if extra.startswith("training") else f"{found[extra]:.0f}"
-                  for extra in table.extras]
+        cells += [
+            f"{found[extra]:.1f}" if extra.startswith("training") else f"{found[extra]:.0f}" for extra in table.extras
+        ]
         lines.append("| " + " | ".join([*row.labels, *cells]) + " |")
     return "\n".join(lines)
 
@@ -180,8 +346,10 @@ def signed(value: float) -> str:
 
 
 def differences(runs: Path) -> str:
-    lines = ["| dataset | " + " | ".join(f"{p} %" for p in PERCENTS) + " | SCALe's training time per round, of "
-             "SetFit's |", "|---|" + "---|" * (len(PERCENTS) + 1)]
+    lines = [
+        "| dataset | " + " | ".join(f"{p} %" for p in PERCENTS) + " | SCALe's training time per round, of SetFit's |",
+        "|---|" + "---|" * (len(PERCENTS) + 1),
+    ]
     for dataset, name in DATASETS.items():
         scale, setfit = (arm(f"al-{dataset}-kmeans", objective, runs) for objective in ("supcon-ce", "setfit-defaults"))
         cells = [signed(scale["accuracy"][p][0] - setfit["accuracy"][p][0]) for p in PERCENTS]

@@ -53,14 +53,25 @@ def ratios() -> str:
 
 
 def cached_memory() -> str:
-    lines = header("anchors", "spans", "uncached peak", "cached peak", "uncached step", "cached step",
-                   "padding: one pass", "mini-batches", "sorted mini-batches")
+    lines = header(
+        "anchors",
+        "spans",
+        "uncached peak",
+        "cached peak",
+        "uncached step",
+        "cached step",
+        "padding: one pass",
+        "mini-batches",
+        "sorted mini-batches",
+    )
     for row in run()["results"]["cached_memory"]["rows"]:
         padding = row["padding"]
-        lines.append(f"| {row['anchors']:,} | {row['spans']:,} | {row['uncached_mib']:,.0f} MiB | "
-                     f"{row['cached_mib']:,.0f} MiB | {row['uncached_seconds']:.2f} s | {row['cached_seconds']:.2f} s | "
-                     + " | ".join(f"{100 * padding[kind]:.1f} %" for kind in ("one_pass", "mini_batches",
-                                                                             "mini_batches_sorted")) + " |")
+        lines.append(
+            f"| {row['anchors']:,} | {row['spans']:,} | {row['uncached_mib']:,.0f} MiB | "
+            f"{row['cached_mib']:,.0f} MiB | {row['uncached_seconds']:.2f} s | {row['cached_seconds']:.2f} s | "
+            + " | ".join(f"{100 * padding[kind]:.1f} %" for kind in ("one_pass", "mini_batches", "mini_batches_sorted"))
+            + " |"
+        )
     return "\n".join(lines)
 
 
@@ -68,14 +79,17 @@ CELLS = {"child-sum, attention": "attentive child-sum", "binary": "binary"}
 
 
 def tree_lstm() -> str:
-    lines = header("cell", "batched", "naive per node", "ratio",
-                   "ceiling: naive / the batched step's matrix products alone")
+    lines = header(
+        "cell", "batched", "naive per node", "ratio", "ceiling: naive / the batched step's matrix products alone"
+    )
     for name, cell in run()["results"]["tree_lstm_throughput"]["cells"].items():
         products = cell["median_seconds"]["matrix_products"]
-        lines.append(f"| {CELLS[name]} | {cell['batched_sentences_per_second']:,.0f} sentences/s | "
-                     f"{cell['naive_sentences_per_second']:,.0f} sentences/s | {cell['batched_over_naive']:.1f}× | "
-                     f"{cell['naive_over_matrix_products']:.1f}× ({cell['matrix_product_gflop']:.1f} GFLOP in "
-                     f"{products * 1000:.1f} ms, {cell['matrix_product_gflop'] / products:.0f} GFLOP/s) |")
+        lines.append(
+            f"| {CELLS[name]} | {cell['batched_sentences_per_second']:,.0f} sentences/s | "
+            f"{cell['naive_sentences_per_second']:,.0f} sentences/s | {cell['batched_over_naive']:.1f}× | "
+            f"{cell['naive_over_matrix_products']:.1f}× ({cell['matrix_product_gflop']:.1f} GFLOP in "
+            f"{products * 1000:.1f} ms, {cell['matrix_product_gflop'] / products:.0f} GFLOP/s) |"
+        )
     return "\n".join(lines)
 
 

@@ -48,9 +48,22 @@ def benchmark(code: Path, model: Path) -> dict:
     """The benchmark's summary, run in a fresh process on the package and benchmarks of the folder ``code``."""
     with tempfile.TemporaryDirectory() as scratch:
         output = Path(scratch) / "cached_memory.json"
-        subprocess.run([sys.executable, "-m", "benchmarks.cached_memory", "--model", str(model.resolve()),
-                        "--anchors", *ANCHORS, "--output", str(output)], cwd=code, check=True,
-                       env=results_script.environment(code))
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "benchmarks.cached_memory",
+                "--model",
+                str(model.resolve()),
+                "--anchors",
+                *ANCHORS,
+                "--output",
+                str(output),
+            ],
+            cwd=code,
+            check=True,
+            env=results_script.environment(code),
+        )
         return json.loads(output.read_text())
 
 
@@ -66,18 +79,25 @@ def measure(name: str, runs: Path) -> dict:
 
 def table(results: dict) -> str:
     peaks = {name: [row["cached_mib"] for row in summary["rows"]] for name, summary in results.items()}
-    lines = ["| cached peak | " + " | ".join(f"{int(anchors):,}" + " anchors" * (i == 0)
-                                            for i, anchors in enumerate(ANCHORS))
-             + f" | growth {int(ANCHORS[0]):,} → {int(ANCHORS[-1]):,} |", "|---" * (len(ANCHORS) + 2) + "|"]
+    lines = [
+        "| cached peak | "
+        + " | ".join(f"{int(anchors):,}" + " anchors" * (i == 0) for i, anchors in enumerate(ANCHORS))
+        + f" | growth {int(ANCHORS[0]):,} → {int(ANCHORS[-1]):,} |",
+        "|---" * (len(ANCHORS) + 2) + "|",
+    ]
     for name, label in ROWS.items():
-        lines.append(f"| {label} | " + " | ".join(f"{peak:,.0f} MiB" for peak in peaks[name])
-                     + f" | {peaks[name][-1] / peaks[name][0]:.1f}× |")
+        lines.append(
+            f"| {label} | "
+            + " | ".join(f"{peak:,.0f} MiB" for peak in peaks[name])
+            + f" | {peaks[name][-1] / peaks[name][0]:.1f}× |"
+        )
     return "\n".join(lines)
 
 
 RUNS = "runs"
-TABLES = {"table": lambda runs=Path(RUNS): table(results_script.kept(__file__, list(ROWS),
-                                                                     lambda name: measure(name, runs)))}
+TABLES = {
+    "table": lambda runs=Path(RUNS): table(results_script.kept(__file__, list(ROWS), lambda name: measure(name, runs)))
+}
 
 
 def main(argv: list[str] | None = None) -> None:

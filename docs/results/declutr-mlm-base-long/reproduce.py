@@ -21,12 +21,45 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # docs/results: the command line its scripts share
 import results_script
 
-BASE = ["pretrain-mlm", "--dataset", "both", "--max-steps", "1900", "--learning-rate", "1e-3",
-        "--mlm-probability", "0.3", "--output", "runs/mlm-base"]
-ABLATION = ["declutr-ablation", "--model", "runs/mlm-base", "--dataset", "wiki", "--short-documents", "skip",
-            "--max-steps", "1500", "--batch-size", "8", "--eval-steps", "150", "--variants", "contrastive-only",
-            "simcse", "--min-span-length", "16", "--max-span-length", "64", "--learning-rate", "2e-4",
-            "--output", "runs/abl-long-lr2e-4"]
+BASE = [
+    "pretrain-mlm",
+    "--dataset",
+    "both",
+    "--max-steps",
+    "1900",
+    "--learning-rate",
+    "1e-3",
+    "--mlm-probability",
+    "0.3",
+    "--output",
+    "runs/mlm-base",
+]
+ABLATION = [
+    "declutr-ablation",
+    "--model",
+    "runs/mlm-base",
+    "--dataset",
+    "wiki",
+    "--short-documents",
+    "skip",
+    "--max-steps",
+    "1500",
+    "--batch-size",
+    "8",
+    "--eval-steps",
+    "150",
+    "--variants",
+    "contrastive-only",
+    "simcse",
+    "--min-span-length",
+    "16",
+    "--max-span-length",
+    "64",
+    "--learning-rate",
+    "2e-4",
+    "--output",
+    "runs/abl-long-lr2e-4",
+]
 ARMS = {"contrastive-only": ("DeCLUTR contrastive-only", "DeCLUTR"), "simcse": ("SimCSE", "SimCSE")}
 BASE_ROW = "base (mean pooling)"  # the ablation's name for the untrained base
 
@@ -44,8 +77,10 @@ def ablation() -> dict:
 
 
 def final(result: dict) -> str:
-    lines = ["| arm (1,500 steps) | STS-B dev | STS-B test | SICK-R test | best dev on the curve | s |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| arm (1,500 steps) | STS-B dev | STS-B test | SICK-R test | best dev on the curve | s |",
+        "|---|---|---|---|---|---|",
+    ]
     for name, label in [(BASE_ROW, "the base (mean pooling)"), *((arm, labels[0]) for arm, labels in ARMS.items())]:
         scores = result["scores"][name]
         cells = [f"{scores[task]:.2f}" for task in ("stsb-dev", "stsb-test", "sick-test")]
@@ -62,8 +97,9 @@ def curve(result: dict) -> str:
     steps = [step for step, _ in result["eval_curves"]["contrastive-only"]["sts-b-dev"]]
     lines = ["| arm | " + " | ".join(f"{step:,}" for step in steps) + " |", "|---|" + "---|" * len(steps)]
     for arm, (_, label) in ARMS.items():
-        lines.append(f"| {label} | " + " | ".join(f"{score:.1f}" for _, score in
-                                               result["eval_curves"][arm]["sts-b-dev"]) + " |")
+        lines.append(
+            f"| {label} | " + " | ".join(f"{score:.1f}" for _, score in result["eval_curves"][arm]["sts-b-dev"]) + " |"
+        )
     return "\n".join(lines)
 
 

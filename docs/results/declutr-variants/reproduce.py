@@ -43,9 +43,12 @@ def variant(name: str, runs: Path) -> dict:
 
         cli_main([*COMMAND, *VARIANTS[name][1], "--output", str(output), "--overwrite"])
     results = json.loads((output / "results.json").read_text())
-    return {"before": spearman(results["before"]), "after": spearman(results["after"]),
-            "train_minutes": results["train"]["seconds"] / 60,
-            "head_warmup_minutes": ((results.get("mlm_head_warmup") or {}).get("seconds") or 0) / 60}
+    return {
+        "before": spearman(results["before"]),
+        "after": spearman(results["after"]),
+        "train_minutes": results["train"]["seconds"] / 60,
+        "head_warmup_minutes": ((results.get("mlm_head_warmup") or {}).get("seconds") or 0) / 60,
+    }
 
 
 def cells(scores: dict) -> list[str]:
@@ -53,8 +56,11 @@ def cells(scores: dict) -> list[str]:
 
 
 def table(rows: dict) -> str:
-    lines = ["| variant | option | STS-B dev | STS-B test | SICK-R dev | SICK-R test | train |", "|---" * 7 + "|",
-             "| all-MiniLM-L6-v2 as shipped |  | " + " | ".join(cells(rows["joint"]["before"])) + " |  |"]
+    lines = [
+        "| variant | option | STS-B dev | STS-B test | SICK-R dev | SICK-R test | train |",
+        "|---" * 7 + "|",
+        "| all-MiniLM-L6-v2 as shipped |  | " + " | ".join(cells(rows["joint"]["before"])) + " |  |",
+    ]
     for name, (label, option) in VARIANTS.items():
         row = rows[name]
         minutes = f"{row['train_minutes']:.1f} min"
@@ -66,8 +72,11 @@ def table(rows: dict) -> str:
 
 
 RUNS = "runs/declutr-variants"
-TABLES = {"table": lambda runs=Path(RUNS): table(results_script.kept(__file__, list(VARIANTS),
-                                                                     lambda name: variant(name, runs)))}
+TABLES = {
+    "table": lambda runs=Path(RUNS): table(
+        results_script.kept(__file__, list(VARIANTS), lambda name: variant(name, runs))
+    )
+}
 
 
 def main(argv: list[str] | None = None) -> None:

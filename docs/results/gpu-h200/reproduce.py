@@ -26,14 +26,33 @@ PAIRS = ["scale-vs-setfit", "nli-supcon-vs-softmax", "declutr-vs-mnrl"]
 # kept JSON -> the `python -m benchmarks.gpu_step` arguments that made it (without --output)
 RUNS = {
     "1-all-pairs": [*COMMON, *PARSED, "--cached-anchors", "256", "1024", "4096", "--find-syncs"],
-    "3-after-fixes-profiled": [*COMMON, "--encoders", "minilm", "--pairs", *PAIRS, "multiview-vs-gru", *PARSED,
-                               "--cached-anchors", "256", "1024", "4096", "--find-syncs", "--profile"],
+    "3-after-fixes-profiled": [
+        *COMMON,
+        "--encoders",
+        "minilm",
+        "--pairs",
+        *PAIRS,
+        "multiview-vs-gru",
+        *PARSED,
+        "--cached-anchors",
+        "256",
+        "1024",
+        "4096",
+        "--find-syncs",
+        "--profile",
+    ],
     "4-timing": [*COMMON, "--encoders", "minilm", "--pairs", *PAIRS],
 }
-LABELS = {"declutr-vs-mnrl": "DeCLUTR (MLM on) vs MNRL", "nli-supcon-vs-softmax": "NLI SupCon + CE vs SoftmaxLoss",
-          "scale-vs-setfit": "SCALe vs SetFit's step"}
-BATCHES = {"declutr-vs-mnrl": "32 documents, spans ≤ 256 tokens", "nli-supcon-vs-softmax": "64 pairs",
-           "scale-vs-setfit": "16 questions"}
+LABELS = {
+    "declutr-vs-mnrl": "DeCLUTR (MLM on) vs MNRL",
+    "nli-supcon-vs-softmax": "NLI SupCon + CE vs SoftmaxLoss",
+    "scale-vs-setfit": "SCALe vs SetFit's step",
+}
+BATCHES = {
+    "declutr-vs-mnrl": "32 documents, spans ≤ 256 tokens",
+    "nli-supcon-vs-softmax": "64 pairs",
+    "scale-vs-setfit": "16 questions",
+}
 
 
 def run(name: str) -> dict:
@@ -63,53 +82,76 @@ def percent(share: float) -> str:
 
 def minilm() -> str:
     found = rows(run("4-timing"), "minilm")
-    lines = header("MiniLM-L6 step", "precision", "method / baseline", "examples/s, method vs baseline",
-                   "peak MiB, method vs baseline")
+    lines = header(
+        "MiniLM-L6 step",
+        "precision",
+        "method / baseline",
+        "examples/s, method vs baseline",
+        "peak MiB, method vs baseline",
+    )
     for pair, name in LABELS.items():
         for precision in ("fp32", "bf16"):
             row = found[pair, precision]
             speed = versus(row["examples_per_second"])
             speed += f" (MFU {percent(row['mfu_of_bf16_peak'])})" if "mfu_of_bf16_peak" in row else ""
             label = f"{name}, {BATCHES[pair]}" if precision == "fp32" else ""
-            lines.append(f"| {label} | {precision} | {row['method_over_baseline']:.2f} | {speed} | "
-                         f"{versus(row['peak_mib'])} |")
+            lines.append(
+                f"| {label} | {precision} | {row['method_over_baseline']:.2f} | {speed} | {versus(row['peak_mib'])} |"
+            )
     return "\n".join(lines)
 
 
 def bert_base() -> str:
     found = rows(run("1-all-pairs"), "bert-base")
-    lines = header("BERT-base-sized step (fp32)", "method / baseline", "examples/s, method vs baseline",
-                   "peak MiB, method vs baseline")
+    lines = header(
+        "BERT-base-sized step (fp32)",
+        "method / baseline",
+        "examples/s, method vs baseline",
+        "peak MiB, method vs baseline",
+    )
     for pair, label in LABELS.items():
         row = found[pair, "fp32"]
         speed = versus(row["examples_per_second"])
         if "mfu_of_bf16_peak" in row:  # fp32 alone is shown (the text says why); bf16's MFU beside it
-            speed += f" (MFU {percent(row['mfu_of_bf16_peak'])}; bf16: {percent(found[pair, 'bf16']['mfu_of_bf16_peak'])})"
+            speed += (
+                f" (MFU {percent(row['mfu_of_bf16_peak'])}; bf16: {percent(found[pair, 'bf16']['mfu_of_bf16_peak'])})"
+            )
         lines.append(f"| {label} | {row['method_over_baseline']:.2f} | {speed} | {versus(row['peak_mib'])} |")
     return "\n".join(lines)
 
 
 def multiview() -> str:
     found = rows(run("3-after-fixes-profiled"), "tree-lstm")
-    lines = header("multi-view, 256 parsed Wikipedia sentences, 300-d words, 600-d views", "method / baseline",
-                   "sentences/s", "peak MiB")
+    lines = header(
+        "multi-view, 256 parsed Wikipedia sentences, 300-d words, 600-d views",
+        "method / baseline",
+        "sentences/s",
+        "peak MiB",
+    )
     for precision, label in (("fp32", "DEP + SEQ vs SEQ + SEQ (bi-GRU only), fp32"), ("bf16", "the same, bf16")):
         row = found["multiview-vs-gru", precision]
-        lines.append(f"| {label} | {row['method_over_baseline']:.2f} | {versus(row['examples_per_second'])} | "
-                     f"{versus(row['peak_mib'])} |")
+        lines.append(
+            f"| {label} | {row['method_over_baseline']:.2f} | {versus(row['examples_per_second'])} | "
+            f"{versus(row['peak_mib'])} |"
+        )
     return "\n".join(lines)
 
 
 def cached_memory() -> str:
     cached = run("3-after-fixes-profiled")["cached_memory"]
     sizes = cached["rows"]
-    lines = header(f"CachedDeCLUTRLoss (mini-batches of {cached['mini_batch_size']}) vs DeCLUTRLoss, spans ≤ "
-                   f"{cached['max_length']} tokens",
-                   *(f"{row['anchors']:,}" + (" anchors" if number == 0 else "") for number, row in enumerate(sizes)))
+    lines = header(
+        f"CachedDeCLUTRLoss (mini-batches of {cached['mini_batch_size']}) vs DeCLUTRLoss, spans ≤ "
+        f"{cached['max_length']} tokens",
+        *(f"{row['anchors']:,}" + (" anchors" if number == 0 else "") for number, row in enumerate(sizes)),
+    )
     lines.append("| cached peak MiB | " + " | ".join(f"{row['cached_mib']:,.0f}" for row in sizes) + " |")
     lines.append("| uncached peak MiB | " + " | ".join(f"{row['uncached_mib']:,.0f}" for row in sizes) + " |")
-    lines.append("| cached / uncached step seconds | " + " | ".join(
-        f"{row['cached_seconds']:.2f} / {row['uncached_seconds']:.2f}" for row in sizes) + " |")
+    lines.append(
+        "| cached / uncached step seconds | "
+        + " | ".join(f"{row['cached_seconds']:.2f} / {row['uncached_seconds']:.2f}" for row in sizes)
+        + " |"
+    )
     return "\n".join(lines)
 
 

@@ -17,8 +17,19 @@ from pathlib import Path
 
 DIMS = ["384", "128", "64"]
 TASKS = ["stsb-dev", "stsb-test", "sick-test"]
-COMMAND = ["declutr", "--max-steps", "150", "--batch-size", "4", "--max-span-length", "128", "--mlm-weight", "0",
-           "--eval-tasks", *TASKS]
+COMMAND = [
+    "declutr",
+    "--max-steps",
+    "150",
+    "--batch-size",
+    "4",
+    "--max-span-length",
+    "128",
+    "--mlm-weight",
+    "0",
+    "--eval-tasks",
+    *TASKS,
+]
 HERE = Path(__file__).resolve().parent
 
 
@@ -34,9 +45,20 @@ def truncated(output: Path) -> dict:
 
         from st_contrastive.evaluation import evaluate_model
 
-        path.write_text(json.dumps({dim: spearman(evaluate_model(
-            SentenceTransformer(str(output), device="cpu", truncate_dim=int(dim)), TASKS, show_progress=False))
-            for dim in DIMS[1:]}))
+        path.write_text(
+            json.dumps(
+                {
+                    dim: spearman(
+                        evaluate_model(
+                            SentenceTransformer(str(output), device="cpu", truncate_dim=int(dim)),
+                            TASKS,
+                            show_progress=False,
+                        )
+                    )
+                    for dim in DIMS[1:]
+                }
+            )
+        )
     return json.loads(path.read_text())
 
 
@@ -47,16 +69,33 @@ def one_seed(seed: int, runs: Path) -> dict:
     for arm in ("plain", "matryoshka"):
         output = runs / f"mat-{arm}-{seed}"
         if not (output / "results.json").exists():
-            cli_main([*COMMAND, "--seed", str(seed), *(["--matryoshka-dims", *DIMS] if arm == "matryoshka" else []),
-                      "--output", str(output), "--overwrite"])
+            cli_main(
+                [
+                    *COMMAND,
+                    "--seed",
+                    str(seed),
+                    *(["--matryoshka-dims", *DIMS] if arm == "matryoshka" else []),
+                    "--output",
+                    str(output),
+                    "--overwrite",
+                ]
+            )
         results = json.loads((output / "results.json").read_text())
-        sizes = ({dim: spearman(results["by_dimension"]["after"][dim]) for dim in DIMS[1:]} if arm == "matryoshka"
-                 else truncated(output))
-        rows[arm] = {"384": spearman(results["after"]), **sizes,
-                     "seconds_per_step": results["train"]["seconds"] / results["train"]["steps"]}
+        sizes = (
+            {dim: spearman(results["by_dimension"]["after"][dim]) for dim in DIMS[1:]}
+            if arm == "matryoshka"
+            else truncated(output)
+        )
+        rows[arm] = {
+            "384": spearman(results["after"]),
+            **sizes,
+            "seconds_per_step": results["train"]["seconds"] / results["train"]["steps"],
+        }
         if arm == "matryoshka":
-            rows["base"] = {"384": spearman(results["before"]),
-                            **{dim: spearman(results["by_dimension"]["before"][dim]) for dim in DIMS[1:]}}
+            rows["base"] = {
+                "384": spearman(results["before"]),
+                **{dim: spearman(results["by_dimension"]["before"][dim]) for dim in DIMS[1:]},
+            }
     return rows
 
 
@@ -69,10 +108,14 @@ def cell(values: list[float]) -> str:
 
 def table(seeds: dict) -> str:
     """The table as docs/loss-modifiers.md shows it."""
-    rows = [("base, not trained (the floor)", "base", "384"), ("base, not trained", "base", "128"),
-            ("base, not trained", "base", "64"), ("DeCLUTR", "plain", "384"),
-            *(("DeCLUTR + Matryoshka", "matryoshka", dim) for dim in DIMS),
-            *(("DeCLUTR (no modifier), truncated", "plain", dim) for dim in DIMS[1:])]
+    rows = [
+        ("base, not trained (the floor)", "base", "384"),
+        ("base, not trained", "base", "128"),
+        ("base, not trained", "base", "64"),
+        ("DeCLUTR", "plain", "384"),
+        *(("DeCLUTR + Matryoshka", "matryoshka", dim) for dim in DIMS),
+        *(("DeCLUTR (no modifier), truncated", "plain", dim) for dim in DIMS[1:]),
+    ]
     lines = ["| model | size | STS-B dev | STS-B test | SICK-R test | s / step |", "|---|---|---|---|---|---|"]
     for name, arm, dim in rows:
         values = [seeds[s][arm][dim] for s in seeds]

@@ -26,8 +26,20 @@ HERE = Path(__file__).resolve().parent
 
 
 def command(max_rows: int, head_learning_rate: float) -> list[str]:
-    return ["supcon", "--dataset", "snli-test", "--max-rows", str(max_rows), "--matryoshka-dims", *DIMS,
-            "--head-learning-rate", str(head_learning_rate), "--eval-tasks", "stsb-dev", "--no-base-eval"]
+    return [
+        "supcon",
+        "--dataset",
+        "snli-test",
+        "--max-rows",
+        str(max_rows),
+        "--matryoshka-dims",
+        *DIMS,
+        "--head-learning-rate",
+        str(head_learning_rate),
+        "--eval-tasks",
+        "stsb-dev",
+        "--no-base-eval",
+    ]
 
 
 def nli_dev_accuracy(output: Path) -> dict:
@@ -57,14 +69,28 @@ def one_seed(seed: int, args) -> dict:
     for arm in ARMS:
         output = Path(args.runs) / f"{arm}-{seed}"
         if not (output / "results.json").exists():
-            cli_main([*command(args.max_rows, args.head_learning_rate), "--matryoshka-heads", arm, "--seed",
-                      str(seed), "--output", str(output), "--overwrite"])
+            cli_main(
+                [
+                    *command(args.max_rows, args.head_learning_rate),
+                    "--matryoshka-heads",
+                    arm,
+                    "--seed",
+                    str(seed),
+                    "--output",
+                    str(output),
+                    "--overwrite",
+                ]
+            )
         results = json.loads((output / "results.json").read_text())
         by_dimension = results["by_dimension"]["after"]
-        rows[arm] = {"stsb_dev": {DIMS[0]: results["after"]["stsb-dev"]["spearman"],
-                                  **{dim: by_dimension[dim]["stsb-dev"]["spearman"] for dim in DIMS[1:]}},
-                     "snli_dev_accuracy": nli_dev_accuracy(output),
-                     "seconds_per_step": results["train"]["seconds"] / results["train"]["steps"]}
+        rows[arm] = {
+            "stsb_dev": {
+                DIMS[0]: results["after"]["stsb-dev"]["spearman"],
+                **{dim: by_dimension[dim]["stsb-dev"]["spearman"] for dim in DIMS[1:]},
+            },
+            "snli_dev_accuracy": nli_dev_accuracy(output),
+            "seconds_per_step": results["train"]["seconds"] / results["train"]["steps"],
+        }
     return rows
 
 
@@ -75,8 +101,14 @@ def cell(values: list[float]) -> str:
 
 
 def table(seeds: dict) -> str:
-    lines = ["| CE term | " + " | ".join(f"STS-B dev {d}" for d in DIMS) + " | "
-             + " | ".join(f"SNLI dev acc. {d}" for d in DIMS) + " | s / step |", "|---|" + "---|" * 7]
+    lines = [
+        "| CE term | "
+        + " | ".join(f"STS-B dev {d}" for d in DIMS)
+        + " | "
+        + " | ".join(f"SNLI dev acc. {d}" for d in DIMS)
+        + " | s / step |",
+        "|---|" + "---|" * 7,
+    ]
     for arm, name in ARMS.items():
         rows = [seeds[s][arm] for s in seeds]
         sts = [cell([r["stsb_dev"][d] for r in rows]) for d in DIMS]
@@ -93,8 +125,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", default="runs/matryoshka-nli-heads")
     args = parser.parse_args(argv)
     seeds = {seed: one_seed(seed, args) for seed in args.seeds}
-    (HERE / "results.json").write_text(json.dumps({"command": command(args.max_rows, args.head_learning_rate),
-                                                   "seeds": seeds}, indent=2) + "\n")
+    (HERE / "results.json").write_text(
+        json.dumps({"command": command(args.max_rows, args.head_learning_rate), "seeds": seeds}, indent=2) + "\n"
+    )
     (HERE / "table.md").write_text(table(seeds) + "\n")
     print(table(seeds))
 

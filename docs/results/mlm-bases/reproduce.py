@@ -30,34 +30,82 @@ BASES = {
     "mlm-small": ["--max-steps", "2000"],
     "mlm-base": ["--dataset", "both", "--max-steps", "1900", "--learning-rate", "1e-3", "--mlm-probability", "0.3"],
 }
-BASE_LABELS = {"mlm-small": "lr 5e-4, 15 % masking (the earlier base, `runs/mlm-small`)",
-               "mlm-base": "lr 1e-3, 30 % masking, no dropout (`runs/mlm-base`)"}
+BASE_LABELS = {
+    "mlm-small": "lr 5e-4, 15 % masking (the earlier base, `runs/mlm-small`)",
+    "mlm-base": "lr 1e-3, 30 % masking, no dropout (`runs/mlm-base`)",
+}
 
-ABLATION = ["--dataset", "wiki", "--short-documents", "skip", "--max-steps", "150", "--batch-size", "8",
-            "--eval-steps", "50"]
+ABLATION = [
+    "--dataset",
+    "wiki",
+    "--short-documents",
+    "skip",
+    "--max-steps",
+    "150",
+    "--batch-size",
+    "8",
+    "--eval-steps",
+    "50",
+]
 SHORT_SPANS = ["--min-span-length", "16", "--max-span-length", "64"]
 # ablation folder under --runs -> (its setting as the table names it, the declutr-ablation options after ABLATION)
 ABLATIONS = {
     "abl-default": ("τ 0.05, lr 5e-5, spans 32–126", ["--variants", "contrastive-only", "declutr", "simcse"]),
     "abl-l16-64": ("τ 0.05, lr 5e-5, spans 16–64", ["--variants", "contrastive-only", *SHORT_SPANS]),
-    "abl-t0.1": ("τ 0.1, lr 5e-5, spans 16–64",
-                 ["--variants", "contrastive-only", "simcse", *SHORT_SPANS, "--temperature", "0.1"]),
-    "abl-lr2e-4": ("τ 0.05, lr 2e-4, spans 16–64",
-                   ["--variants", "contrastive-only", "simcse", *SHORT_SPANS, "--learning-rate", "2e-4"]),
+    "abl-t0.1": (
+        "τ 0.1, lr 5e-5, spans 16–64",
+        ["--variants", "contrastive-only", "simcse", *SHORT_SPANS, "--temperature", "0.1"],
+    ),
+    "abl-lr2e-4": (
+        "τ 0.05, lr 2e-4, spans 16–64",
+        ["--variants", "contrastive-only", "simcse", *SHORT_SPANS, "--learning-rate", "2e-4"],
+    ),
 }
-VARIANTS = {"contrastive-only": "DeCLUTR contrastive-only", "declutr": "DeCLUTR (contrastive + MLM)",
-            "simcse": "SimCSE"}
+VARIANTS = {
+    "contrastive-only": "DeCLUTR contrastive-only",
+    "declutr": "DeCLUTR (contrastive + MLM)",
+    "simcse": "SimCSE",
+}
 ABLATION_SCORES = ("stsb-dev", "stsb-test", "sick-test")
 
 SWEEP = "supcon-sweep-mlm-small"
 SWEEP_COLUMNS = ("stsb-test", "sick-test", "sts avg")
 
-CHAIN = ["--declutr-steps", "150", "--dataset", "wiki", "--short-documents", "skip", "--batch-size", "8",
-         *SHORT_SPANS, "--learning-rate", "2e-4", "--eval-max-rows", "2000"]
-CHAIN_ARMS = {"base": "base (mean pooling)", "declutr": "base → DeCLUTR", "supcon": "base → SupCon + CE",
-              "declutr+supcon": "base → DeCLUTR → SupCon + CE"}
-CHAIN_COLUMNS = ("stsb-test", "sick-test", "sts", "mr", "cr", "subj", "mpqa", "sst2", "sst5", "trec", "mrpc",
-                 "transfer")
+CHAIN = [
+    "--declutr-steps",
+    "150",
+    "--dataset",
+    "wiki",
+    "--short-documents",
+    "skip",
+    "--batch-size",
+    "8",
+    *SHORT_SPANS,
+    "--learning-rate",
+    "2e-4",
+    "--eval-max-rows",
+    "2000",
+]
+CHAIN_ARMS = {
+    "base": "base (mean pooling)",
+    "declutr": "base → DeCLUTR",
+    "supcon": "base → SupCon + CE",
+    "declutr+supcon": "base → DeCLUTR → SupCon + CE",
+}
+CHAIN_COLUMNS = (
+    "stsb-test",
+    "sick-test",
+    "sts",
+    "mr",
+    "cr",
+    "subj",
+    "mpqa",
+    "sst2",
+    "sst5",
+    "trec",
+    "mrpc",
+    "transfer",
+)
 AVERAGES = ("sts", "transfer")  # the chain table's columns in bold where highest
 
 
@@ -79,13 +127,30 @@ def measure(name: str, runs: Path) -> dict:
     """What the tables need of one run (a base, an ablation, the sweep or the chain), trained where missing."""
     if name in BASES:
         result = json.loads((base(name, runs) / "pretraining.json").read_text())
-        return {key: result[key] for key in ("steps_done", "wall_seconds", "held_out_mask_token_loss_after",
-                                             "held_out_mask_token_loss_unigram", "held_out_log")}
+        return {
+            key: result[key]
+            for key in (
+                "steps_done",
+                "wall_seconds",
+                "held_out_mask_token_loss_after",
+                "held_out_mask_token_loss_unigram",
+                "held_out_log",
+            )
+        }
     folder = runs / name
     if name in ABLATIONS:
         if not (folder / "ablation.json").exists():
-            cli(["declutr-ablation", "--model", str(base("mlm-base", runs)), *ABLATION, *ABLATIONS[name][1],
-                 "--output", str(folder)])
+            cli(
+                [
+                    "declutr-ablation",
+                    "--model",
+                    str(base("mlm-base", runs)),
+                    *ABLATION,
+                    *ABLATIONS[name][1],
+                    "--output",
+                    str(folder),
+                ]
+            )
         result = json.loads((folder / "ablation.json").read_text())
         return {key: result[key] for key in ("scores", "train_seconds", "eval_curves")}
     if name == SWEEP:
@@ -102,30 +167,41 @@ def kept(names: list[str], runs: Path) -> dict[str, dict]:
 
 
 def pretraining(runs: Path) -> str:
-    lines = ["| run | steps | wall time | [MASK]-token loss | token-frequency (unigram) loss | below unigram |",
-             "|---" * 6 + "|"]
+    lines = [
+        "| run | steps | wall time | [MASK]-token loss | token-frequency (unigram) loss | below unigram |",
+        "|---" * 6 + "|",
+    ]
     for name, result in kept(list(BASES), runs).items():
         after, unigram = result["held_out_mask_token_loss_after"], result["held_out_mask_token_loss_unigram"]
-        lines.append(f"| {BASE_LABELS[name]} | {result['steps_done']:,} | {result['wall_seconds'] / 60:.0f} min | "
-                     f"{after:.2f} | {unigram:.2f} | {unigram - after:.2f} |")
+        lines.append(
+            f"| {BASE_LABELS[name]} | {result['steps_done']:,} | {result['wall_seconds'] / 60:.0f} min | "
+            f"{after:.2f} | {unigram:.2f} | {unigram - after:.2f} |"
+        )
     return "\n".join(lines)
 
 
 def ablations(runs: Path) -> str:
     """Each run's arms under its setting; the highest score of each column in bold."""
     results = kept(list(ABLATIONS), runs)
-    best = {task: max(result["scores"][arm][task] for result in results.values() for arm in result["train_seconds"])
-            for task in ABLATION_SCORES}
+    best = {
+        task: max(result["scores"][arm][task] for result in results.values() for arm in result["train_seconds"])
+        for task in ABLATION_SCORES
+    }
     lines = ["| setting | arm | STS-B dev | STS-B test | SICK-R test | dev curve | s |", "|---" * 7 + "|"]
     for name, result in results.items():
         setting = ABLATIONS[name][0]
         for arm in result["train_seconds"]:
             scores = [f"{result['scores'][arm][task]:.2f}" for task in ABLATION_SCORES]
-            scores = [f"**{cell}**" if result["scores"][arm][task] == best[task] else cell
-                      for cell, task in zip(scores, ABLATION_SCORES)]
+            scores = [
+                f"**{cell}**" if result["scores"][arm][task] == best[task] else cell
+                for cell, task in zip(scores, ABLATION_SCORES)
+            ]
             curve = " → ".join(f"{score:.1f}" for _, score in result["eval_curves"][arm]["sts-b-dev"])
-            lines.append(f"| {setting} | {VARIANTS[arm]} | " + " | ".join(scores) +
-                         f" | {curve} | {result['train_seconds'][arm]:.0f} |")
+            lines.append(
+                f"| {setting} | {VARIANTS[arm]} | "
+                + " | ".join(scores)
+                + f" | {curve} | {result['train_seconds'][arm]:.0f} |"
+            )
             setting = ""  # named on its first row only
     return "\n".join(lines)
 
@@ -138,8 +214,11 @@ def sweep(runs: Path) -> str:
     for variant, row in scores.items():
         label = "base (MLM only, before NLI)" if variant == "base" else variant
         changes = ["", ""] if variant == "base" else [f"{row[c] - ce[c]:+.2f}" for c in ("sts avg", "transfer avg")]
-        lines.append(f"| {label} | " + " | ".join(f"{row[c]:.2f}" for c in SWEEP_COLUMNS) +
-                     f" | {changes[0]} | {row['transfer avg']:.2f} | {changes[1]} |")
+        lines.append(
+            f"| {label} | "
+            + " | ".join(f"{row[c]:.2f}" for c in SWEEP_COLUMNS)
+            + f" | {changes[0]} | {row['transfer avg']:.2f} | {changes[1]} |"
+        )
     return "\n".join(lines)
 
 
@@ -147,19 +226,23 @@ def chain(runs: Path) -> str:
     """Every arm's scores; the highest of each average in bold."""
     scores = kept(["chain"], runs)["chain"]
     best = {column: max(row[column] for row in scores.values()) for column in AVERAGES}
-    lines = ["| arm | STS-B | SICK-R | STS avg | MR | CR | SUBJ | MPQA | SST-2 | SST-5 | TREC | MRPC | transfer avg |",
-             "|---" * 13 + "|"]
+    lines = [
+        "| arm | STS-B | SICK-R | STS avg | MR | CR | SUBJ | MPQA | SST-2 | SST-5 | TREC | MRPC | transfer avg |",
+        "|---" * 13 + "|",
+    ]
     for arm, row in scores.items():
-        cells = [f"**{row[c]:.2f}**" if c in AVERAGES and row[c] == best[c] else f"{row[c]:.2f}"
-                 for c in CHAIN_COLUMNS]
+        cells = [f"**{row[c]:.2f}**" if c in AVERAGES and row[c] == best[c] else f"{row[c]:.2f}" for c in CHAIN_COLUMNS]
         lines.append(f"| {CHAIN_ARMS[arm]} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 RUNS = "runs"
-TABLES = {"pretraining": lambda runs=Path(RUNS): pretraining(runs),
-          "ablations": lambda runs=Path(RUNS): ablations(runs),
-          "sweep": lambda runs=Path(RUNS): sweep(runs), "chain": lambda runs=Path(RUNS): chain(runs)}
+TABLES = {
+    "pretraining": lambda runs=Path(RUNS): pretraining(runs),
+    "ablations": lambda runs=Path(RUNS): ablations(runs),
+    "sweep": lambda runs=Path(RUNS): sweep(runs),
+    "chain": lambda runs=Path(RUNS): chain(runs),
+}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -28,8 +28,20 @@ import results_script
 
 # "README: multi-view section (...), books comparison with controls, ...": the table's first appearance.
 BEFORE = "9a4c761"
-COMMON = ["--max-documents", "300", "--word-dim", "128", "--dim", "256", "--max-steps", "150", "--eval-max-rows",
-          "2000", "--eval-folds", "5"]
+COMMON = [
+    "--max-documents",
+    "300",
+    "--word-dim",
+    "128",
+    "--dim",
+    "256",
+    "--max-steps",
+    "150",
+    "--eval-max-rows",
+    "2000",
+    "--eval-folds",
+    "5",
+]
 # run folder (without -seedS) -> (the table's row, views, the options after COMMON, seeds)
 RUNS_OF_ROWS = {
     "seq-seq": ("SEQ, SEQ (QuickThought)", "seq,seq", [], (1, 2)),
@@ -41,8 +53,12 @@ RUNS_OF_ROWS = {
     "lr5e-3-dep-seq": ("DEP, SEQ at lr 5e-3 (seed 1)", "dep,seq", ["--learning-rate", "5e-3"], (1,)),
 }
 TRANSFER = ["mr", "cr", "subj", "mpqa", "trec", "mrpc"]
-COLUMNS = {**{task: task.upper() for task in TRANSFER}, "transfer": "transfer avg", "sick-r": "SICK-R r",
-           "sick-cos": "SICK cos ρ"}
+COLUMNS = {
+    **{task: task.upper() for task in TRANSFER},
+    "transfer": "transfer avg",
+    "sick-r": "SICK-R r",
+    "sick-cos": "SICK cos ρ",
+}
 BOLD = ("transfer", "sick-r")  # in bold where highest
 
 
@@ -56,25 +72,49 @@ def measure(name: str, runs: Path) -> dict:
             cli, environment = [sys.executable, "-m", "st_contrastive.cli"], results_script.environment(code)
             if not (output / "results.json").exists():
                 start = time.perf_counter()
-                subprocess.run([*cli, "multiview", "--views", views, *COMMON, *options, "--seed",
-                                name.rsplit("-seed", 1)[1], "--output", str(output), "--parse-cache",
-                                str((runs / "parsed").resolve())], cwd=code, env=environment, check=True)
+                subprocess.run(
+                    [
+                        *cli,
+                        "multiview",
+                        "--views",
+                        views,
+                        *COMMON,
+                        *options,
+                        "--seed",
+                        name.rsplit("-seed", 1)[1],
+                        "--output",
+                        str(output),
+                        "--parse-cache",
+                        str((runs / "parsed").resolve()),
+                    ],
+                    cwd=code,
+                    env=environment,
+                    check=True,
+                )
                 (output / "wall_seconds.txt").write_text(f"{time.perf_counter() - start:.1f}\n")
-            subprocess.run([*cli, "evaluate", str(output), "--tasks", "sick-r", "--trust-remote-code"], cwd=code,
-                           env=environment, check=True)  # SICK-R in full
+            subprocess.run(
+                [*cli, "evaluate", str(output), "--tasks", "sick-r", "--trust-remote-code"],
+                cwd=code,
+                env=environment,
+                check=True,
+            )  # SICK-R in full
     results = json.loads((output / "results.json").read_text())
     after = results["after"]
     scores = {task: after[task]["accuracy"] for task in TRANSFER}
-    return scores | {"transfer": statistics.mean(scores.values()),
-                     "sick-r": json.loads(full.read_text())["results"]["sick-r"]["pearson"],
-                     "sick-cos": after["sick-test"]["spearman"], "train_seconds": results["train"]["seconds"],
-                     "wall_seconds": float((output / "wall_seconds.txt").read_text())}
+    return scores | {
+        "transfer": statistics.mean(scores.values()),
+        "sick-r": json.loads(full.read_text())["results"]["sick-r"]["pearson"],
+        "sick-cos": after["sick-test"]["spearman"],
+        "train_seconds": results["train"]["seconds"],
+        "wall_seconds": float((output / "wall_seconds.txt").read_text()),
+    }
 
 
 def table(runs: Path) -> str:
     names = {stem: [f"{stem}-seed{seed}" for seed in seeds] for stem, (*_, seeds) in RUNS_OF_ROWS.items()}
-    results = results_script.kept(__file__, [name for found in names.values() for name in found],
-                                  lambda name: measure(name, runs / "mv-before"))
+    results = results_script.kept(
+        __file__, [name for found in names.values() for name in found], lambda name: measure(name, runs / "mv-before")
+    )
     rows = {stem: [results[name] for name in found] for stem, found in names.items()}
     best = {column: max(statistics.mean(r[column] for r in found) for found in rows.values()) for column in BOLD}
     lines = ["| arm | " + " | ".join(COLUMNS.values()) + " | train s |", "|---|" + "---|" * (len(COLUMNS) + 1)]

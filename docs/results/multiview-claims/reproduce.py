@@ -30,14 +30,20 @@ AGAINST_RANDOM = [(arm, f"random-{arm}") for arm in ARMS]
 # (the claim, where the paper makes it) -> its rows: (measure, what its comparisons are, the comparisons)
 CLAIMS = {
     "multi-view beats single view (Table 2)": [
-        ("transfer", "DEP+SEQ / DEP+CONST over SEQ+SEQ", MULTI_VIEW), ("sick-r", "the same", MULTI_VIEW)],
+        ("transfer", "DEP+SEQ / DEP+CONST over SEQ+SEQ", MULTI_VIEW),
+        ("sick-r", "the same", MULTI_VIEW),
+    ],
     "DEP+CONST is best (Table 2: 86.0, 85.3, 84.9)": [
-        ("transfer", "DEP+CONST over DEP+SEQ / SEQ+SEQ", CONST_BEST), ("sick-r", "the same", CONST_BEST)],
+        ("transfer", "DEP+CONST over DEP+SEQ / SEQ+SEQ", CONST_BEST),
+        ("sick-r", "the same", CONST_BEST),
+    ],
     "trained beats random on transfer (Table 3)": [
-        ("transfer", "SEQ+SEQ / DEP+SEQ / DEP+CONST over untrained", AGAINST_RANDOM)],
+        ("transfer", "SEQ+SEQ / DEP+SEQ / DEP+CONST over untrained", AGAINST_RANDOM)
+    ],
     "trained beats random on SICK-R (Table 3)": [
         ("sick-r", "SEQ+SEQ / DEP+SEQ / DEP+CONST over untrained", AGAINST_RANDOM),
-        ("sick-cos", "the same", AGAINST_RANDOM)],
+        ("sick-cos", "the same", AGAINST_RANDOM),
+    ],
 }
 
 
@@ -80,14 +86,19 @@ def table() -> str:
     lines = ["| claim (the paper) | measure: comparisons | before | held? | after | holds now? |", "|---" * 6 + "|"]
     for claim, rows in CLAIMS.items():
         for measure, comparisons, pairs in rows:
-            names = [ARMS[pair[0]] if pair[1].startswith("random") else f"{ARMS[pair[0]]} over {ARMS[pair[1]]}"
-                     for pair in pairs]
+            names = [
+                ARMS[pair[0]] if pair[1].startswith("random") else f"{ARMS[pair[0]]} over {ARMS[pair[1]]}"
+                for pair in pairs
+            ]
             cells = []
             for arms in measured:
                 found = [difference(arms, measure, pair) for pair in pairs]
-                cells += [" / ".join("–" if result is None else f"{result[0]:+.1f}" if result[0] else "0.0"
-                                     for result in found),
-                          verdict(found, names)]
+                cells += [
+                    " / ".join(
+                        "–" if result is None else f"{result[0]:+.1f}" if result[0] else "0.0" for result in found
+                    ),
+                    verdict(found, names),
+                ]
             lines.append(f"| {claim} | {MEASURES[measure]}: {comparisons} | " + " | ".join(cells) + " |")
             claim = ""  # named on its first row only
     return "\n".join(lines)

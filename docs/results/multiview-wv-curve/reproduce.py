@@ -19,8 +19,23 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # docs/results: the command line its scripts share
 import results_script
 
-COMMAND = ["multiview", "--word-vectors", "spacy:en_core_web_md", "--max-steps", "400", "--eval-steps", "100",
-           "--eval-tasks", "sick-r", "--eval-max-rows", "2000", "--eval-folds", "5", "--seed", "1"]
+COMMAND = [
+    "multiview",
+    "--word-vectors",
+    "spacy:en_core_web_md",
+    "--max-steps",
+    "400",
+    "--eval-steps",
+    "100",
+    "--eval-tasks",
+    "sick-r",
+    "--eval-max-rows",
+    "2000",
+    "--eval-folds",
+    "5",
+    "--seed",
+    "1",
+]
 ARMS = {"dep,seq": "DEP, SEQ", "seq,seq": "SEQ, SEQ"}
 
 
@@ -29,32 +44,53 @@ def run(views: str, trained: bool, runs: Path) -> dict:
     if not (output / "results.json").exists():
         from st_contrastive.cli import main as cli_main
 
-        cli_main([*COMMAND, "--views", views, "--output", str(output), "--overwrite",
-                  *([] if trained else ["--max-steps", "0"])])
+        cli_main(
+            [
+                *COMMAND,
+                "--views",
+                views,
+                "--output",
+                str(output),
+                "--overwrite",
+                *([] if trained else ["--max-steps", "0"]),
+            ]
+        )
     results = json.loads((output / "results.json").read_text())
-    return {"dev_curve": results.get("eval_curves", {}).get("sts-b-dev", []),
-            "loss": results.get("train", {}).get("last_log", {}).get("loss"),
-            "sick_r": [results["after"]["sick-r"]["pearson"], results["after"]["sick-r"]["spearman"]],
-            "train_seconds": results.get("train", {}).get("seconds", 0.0)}
+    return {
+        "dev_curve": results.get("eval_curves", {}).get("sts-b-dev", []),
+        "loss": results.get("train", {}).get("last_log", {}).get("loss"),
+        "sick_r": [results["after"]["sick-r"]["pearson"], results["after"]["sick-r"]["spearman"]],
+        "train_seconds": results.get("train", {}).get("seconds", 0.0),
+    }
 
 
 def table(rows: dict) -> str:
-    lines = ["| arm | STS-B dev at 100 / 200 / 300 / 400 steps | loss at 400 | SICK-R r | SICK-R ρ | train s |",
-             "|---" * 6 + "|"]
+    lines = [
+        "| arm | STS-B dev at 100 / 200 / 300 / 400 steps | loss at 400 | SICK-R r | SICK-R ρ | train s |",
+        "|---" * 6 + "|",
+    ]
     for name, row in rows.items():
         views = name.removeprefix("random ")
         label = f"random {ARMS[views]}" if name.startswith("random") else ARMS[views]
         curve = " / ".join(f"{score:.1f}" for step, score in row["dev_curve"] if step > 0)
         loss = f"{row['loss']:.2f}" if row["loss"] is not None and not name.startswith("random") else ""
-        lines.append(f"| {label} | {curve} | {loss} | " + " | ".join(f"{score:.1f}" for score in row["sick_r"])
-                     + f" | {row['train_seconds']:.0f} |")
+        lines.append(
+            f"| {label} | {curve} | {loss} | "
+            + " | ".join(f"{score:.1f}" for score in row["sick_r"])
+            + f" | {row['train_seconds']:.0f} |"
+        )
     return "\n".join(lines)
 
 
 RUNS = "runs/mv-wv"
 NAMES = [f"{prefix}{views}" for prefix in ("", "random ") for views in ARMS]  # the arms, then their controls
-TABLES = {"table": lambda runs=Path(RUNS): table(results_script.kept(__file__, NAMES, lambda name: run(
-    name.removeprefix("random "), not name.startswith("random"), runs)))}
+TABLES = {
+    "table": lambda runs=Path(RUNS): table(
+        results_script.kept(
+            __file__, NAMES, lambda name: run(name.removeprefix("random "), not name.startswith("random"), runs)
+        )
+    )
+}
 
 
 def main(argv: list[str] | None = None) -> None:

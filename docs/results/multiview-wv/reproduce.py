@@ -25,8 +25,19 @@ from results_script import mean_std
 ARMS = {"seq,seq": "SEQ, SEQ (QuickThought)", "dep,seq": "DEP, SEQ", "dep,const": "DEP, CONST"}
 TRANSFER = ["mr", "cr", "subj", "mpqa", "trec", "mrpc"]
 STEPS = "200"
-COMMAND = ["multiview", "--word-vectors", "spacy:en_core_web_md", "--max-steps", STEPS, "--eval-steps", "50",
-           "--eval-max-rows", "2000", "--eval-folds", "5"]
+COMMAND = [
+    "multiview",
+    "--word-vectors",
+    "spacy:en_core_web_md",
+    "--max-steps",
+    STEPS,
+    "--eval-steps",
+    "50",
+    "--eval-max-rows",
+    "2000",
+    "--eval-folds",
+    "5",
+]
 HERE = Path(__file__).resolve().parent
 
 
@@ -38,9 +49,21 @@ def run(views: str, trained: bool, seed: int, runs: Path, vocab_size: int) -> di
     wall = output / "wall_seconds.txt"
     if not (output / "results.json").exists():
         start = time.perf_counter()
-        cli_main([*COMMAND, "--views", views, "--vocab-size", str(vocab_size), "--seed", str(seed),
-                  "--output", str(output), "--overwrite",
-                  *([] if trained else ["--max-steps", "0"])])
+        cli_main(
+            [
+                *COMMAND,
+                "--views",
+                views,
+                "--vocab-size",
+                str(vocab_size),
+                "--seed",
+                str(seed),
+                "--output",
+                str(output),
+                "--overwrite",
+                *([] if trained else ["--max-steps", "0"]),
+            ]
+        )
         wall.write_text(f"{time.perf_counter() - start:.1f}\n")
     results = json.loads((output / "results.json").read_text())
     after = results["after"]
@@ -69,28 +92,41 @@ def unknown_rate(output: Path, parse_cache: Path) -> float:
     return 100 * ids.count(1) / len(ids)
 
 
-COLUMNS = {**{task: task.upper() for task in TRANSFER}, "transfer": "transfer avg", "sick-r": "SICK-R r",
-           "sick-cos": "SICK cos ρ"}
+COLUMNS = {
+    **{task: task.upper() for task in TRANSFER},
+    "transfer": "transfer avg",
+    "sick-r": "SICK-R r",
+    "sick-cos": "SICK cos ρ",
+}
 
 
 def table(rows: dict) -> str:
-    lines = ["| arm | " + " | ".join(COLUMNS.values()) + " | loss | train s | wall s |",
-             "|---|" + "---|" * (len(COLUMNS) + 3)]
+    lines = [
+        "| arm | " + " | ".join(COLUMNS.values()) + " | loss | train s | wall s |",
+        "|---|" + "---|" * (len(COLUMNS) + 3),
+    ]
     for (views, trained), seeds in rows.items():
         name = ARMS[views] if trained else f"random {ARMS[views].split(' (')[0]}"
         values = list(seeds.values())
         loss = mean_std([v["loss"] for v in values], digits=2) if trained else ""
-        lines.append(f"| {name} | " + " | ".join(mean_std([v[c] for v in values]) for c in COLUMNS)
-                     + f" | {loss} | {statistics.mean(v['train_seconds'] for v in values):.0f}"
-                     + f" | {statistics.mean(v['wall_seconds'] or 0 for v in values):.0f} |")
+        lines.append(
+            f"| {name} | "
+            + " | ".join(mean_std([v[c] for v in values]) for c in COLUMNS)
+            + f" | {loss} | {statistics.mean(v['train_seconds'] for v in values):.0f}"
+            + f" | {statistics.mean(v['wall_seconds'] or 0 for v in values):.0f} |"
+        )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
-    parser.add_argument("--vocab-size", type=int, default=50000,
-                        help="words with a vector; 700000 keeps all 684,830 keys of en_core_web_md's table")
+    parser.add_argument(
+        "--vocab-size",
+        type=int,
+        default=50000,
+        help="words with a vector; 700000 keeps all 684,830 keys of en_core_web_md's table",
+    )
     parser.add_argument("--runs", default="runs/mv-wv")
     parser.add_argument("--out", type=Path, default=HERE, help="where results.json and table.md go")
     args = parser.parse_args(argv)
@@ -103,9 +139,17 @@ def main(argv: list[str] | None = None) -> None:
     first = Path(args.runs) / f"dep-seq-seed{args.seeds[0]}"
     args.out.mkdir(parents=True, exist_ok=True)
     runs = {f"{'' if trained else 'random-'}{views}": seeds for (views, trained), seeds in rows.items()}
-    (args.out / "results.json").write_text(json.dumps(
-        {"command": [*COMMAND, "--vocab-size", str(args.vocab_size)],
-         "unknown_tokens_percent": unknown_rate(first, Path("runs/parsed")), "runs": runs}, indent=2) + "\n")
+    (args.out / "results.json").write_text(
+        json.dumps(
+            {
+                "command": [*COMMAND, "--vocab-size", str(args.vocab_size)],
+                "unknown_tokens_percent": unknown_rate(first, Path("runs/parsed")),
+                "runs": runs,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     (args.out / "table.md").write_text(table(rows) + "\n")
     print(table(rows))
 

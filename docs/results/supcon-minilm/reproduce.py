@@ -29,11 +29,27 @@ MEAN_POOLED = "runs/minilm-meanpool"
 SWEEPS = {
     "supcon-normalize": ["--supcon-weight", "0", "0.3", "--eval-tasks", "sts"],  # the default model, as shipped
     "supcon-cos-t1": ["--model", MEAN_POOLED, "--supcon-weight", "0", "0.3"],
-    "supcon-meanpool-lambda0.1": ["--model", MEAN_POOLED, "--supcon-weight", "0.1", "--eval-tasks", "sts",
-                                  "--no-base-eval"],
+    "supcon-meanpool-lambda0.1": [
+        "--model",
+        MEAN_POOLED,
+        "--supcon-weight",
+        "0.1",
+        "--eval-tasks",
+        "sts",
+        "--no-base-eval",
+    ],
     "supcon-dot": ["--model", MEAN_POOLED, "--similarity", "dot", "--supcon-weight", "0.3", "--no-base-eval"],
-    "supcon-t0.1": ["--model", MEAN_POOLED, "--temperature", "0.1", "--supcon-weight", "0.3", "--eval-tasks", "sts",
-                    "--no-base-eval"],
+    "supcon-t0.1": [
+        "--model",
+        MEAN_POOLED,
+        "--temperature",
+        "0.1",
+        "--supcon-weight",
+        "0.3",
+        "--eval-tasks",
+        "sts",
+        "--no-base-eval",
+    ],
 }
 STS = {"stsb-test": "STS-B", "sick-test": "SICK-R", "sts avg": "STS avg"}
 # each table's rows: row -> (sweep, variant)
@@ -116,8 +132,10 @@ def kept_rows(rows: dict, columns: dict, runs: Path) -> dict:
 
 
 RUNS = "runs"
-TABLES = {"starts": lambda runs=Path(RUNS): starts(kept_rows(STARTS, STS, runs)),
-          "settings": lambda runs=Path(RUNS): settings(kept_rows(SETTINGS, SETTINGS_COLUMNS, runs))}
+TABLES = {
+    "starts": lambda runs=Path(RUNS): starts(kept_rows(STARTS, STS, runs)),
+    "settings": lambda runs=Path(RUNS): settings(kept_rows(SETTINGS, SETTINGS_COLUMNS, runs)),
+}
 
 
 def main(argv: list[str] | None = None) -> None:

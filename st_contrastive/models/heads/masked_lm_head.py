@@ -16,6 +16,7 @@ from st_contrastive.data.masking import IGNORE_INDEX
 
 logger = logging.getLogger(__name__)
 
+
 class _GivenHiddenStates(nn.Module):
     """Stands in for the encoder inside a ``*ForMaskedLM`` model: returns the hidden states it is given."""
 
@@ -48,8 +49,11 @@ class MaskedLMHead(nn.Module):
         finally:
             transformers_logging.set_verbosity(verbosity)
         if not self.pretrained:
-            logger.warning("%s has no MLM head: a new one was initialised (its decoder tied to the input embeddings), "
-                           "so the MLM loss starts near ln(vocabulary size).", source or type(encoder).__name__)
+            logger.warning(
+                "%s has no MLM head: a new one was initialised (its decoder tied to the input embeddings), "
+                "so the MLM loss starts near ln(vocabulary size).",
+                source or type(encoder).__name__,
+            )
         setattr(masked_lm, masked_lm.base_model_prefix, _GivenHiddenStates())
         # Loaded or built on the CPU in float32: the head sits where the encoder is (a model on a GPU, in bf16).
         self.masked_lm = masked_lm.to(device=encoder.device, dtype=encoder.dtype)

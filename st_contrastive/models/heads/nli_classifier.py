@@ -30,8 +30,13 @@ class NLIClassifier(Head):
 
     config_keys: ClassVar[list[str]] = ["embedding_dimension", "labels", "hidden_size", "normalize"]
 
-    def __init__(self, embedding_dimension: int, labels: Sequence[str] = NLI_LABELS, hidden_size: int | None = None,
-                 normalize: bool = False):
+    def __init__(
+        self,
+        embedding_dimension: int,
+        labels: Sequence[str] = NLI_LABELS,
+        hidden_size: int | None = None,
+        normalize: bool = False,
+    ):
         super().__init__()
         self.embedding_dimension = embedding_dimension
         self.labels = list(labels)
@@ -43,7 +48,10 @@ class NLIClassifier(Head):
 
     def forward(self, premises: torch.Tensor, hypotheses: torch.Tensor) -> torch.Tensor:
         if self.normalize:
-            premises, hypotheses = nn.functional.normalize(premises, dim=-1), nn.functional.normalize(hypotheses, dim=-1)
+            premises, hypotheses = (
+                nn.functional.normalize(premises, dim=-1),
+                nn.functional.normalize(hypotheses, dim=-1),
+            )
         features = torch.cat([premises, hypotheses, (premises - hypotheses).abs()], dim=1)
         return self.linear(self.hidden(features.to(self.linear.weight.dtype)))
 

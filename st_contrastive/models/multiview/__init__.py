@@ -10,6 +10,17 @@ from st_contrastive.models.multiview.vocabulary import Vocabulary
 from st_contrastive.models.multiview.word_embeddings import WordEmbeddings
 from st_contrastive.models.multiview.word_vectors import load_word_vectors
 
-__all__ = ["BinaryTreeLSTM", "BinaryTreeLSTMCell", "ChildSumTreeLSTM", "ChildSumTreeLSTMCell", "GRUEncoder",
-           "MultiView", "ParsedTextInput", "TreeBatch", "Vocabulary", "WordEmbeddings", "load_word_vectors",
-           "multiview_model"]
+__all__ = [
+    "BinaryTreeLSTM",
+    "BinaryTreeLSTMCell",
+    "ChildSumTreeLSTM",
+    "ChildSumTreeLSTMCell",
+    "GRUEncoder",
+    "MultiView",
+    "ParsedTextInput",
+    "TreeBatch",
+    "Vocabulary",
+    "WordEmbeddings",
+    "load_word_vectors",
+    "multiview_model",
+]

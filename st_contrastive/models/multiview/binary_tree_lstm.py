@@ -35,8 +35,9 @@ class BinaryTreeLSTMCell(nn.Module):
         leaves = batch.levels[0].nodes  # height 0 holds exactly the leaves (a mask's nonzero() would wait for a GPU)
         leaf_gates = self.input_gates(inputs[leaves])
         # Everything takes the gates' dtype (bfloat16 under autocast): CUDA's index_copy refuses a mix.
-        gates_x = self.input_gates.bias.to(leaf_gates.dtype).expand(batch.num_nodes, -1).index_copy(0, leaves,
-                                                                                                    leaf_gates)
+        gates_x = (
+            self.input_gates.bias.to(leaf_gates.dtype).expand(batch.num_nodes, -1).index_copy(0, leaves, leaf_gates)
+        )
         h = leaf_gates.new_zeros(batch.num_nodes, H)
         c = leaf_gates.new_zeros(batch.num_nodes, H)
         # Both children in one gather and one product: [h_L; h_R] @ [U^L; U^R].
@@ -52,7 +53,9 @@ class BinaryTreeLSTMCell(nn.Module):
                 gates = gates_x[nodes] + F.linear(h[pair].flatten(1), child_weight)
                 i, f_left, f_right, o, u = gates.chunk(5, dim=-1)
                 c_left, c_right = c[pair].unbind(1)
-                cell = torch.sigmoid(i) * torch.tanh(u) + torch.sigmoid(f_left) * c_left + torch.sigmoid(f_right) * c_right
+                cell = (
+                    torch.sigmoid(i) * torch.tanh(u) + torch.sigmoid(f_left) * c_left + torch.sigmoid(f_right) * c_right
+                )
             hidden = torch.sigmoid(o) * torch.tanh(cell)
             h.index_copy_(0, nodes, hidden)
             c.index_copy_(0, nodes, cell)
@@ -73,6 +76,8 @@ class BinaryTreeLSTM(nn.Module):
         batch = features["constituency_trees"].to(words.device, non_blocking=True)  # the host's copy need not wait
         leaves = batch.levels[0].nodes  # the tokens: height 0 holds exactly them
         # Inner constituents have no word: their input is zero.
-        inputs = words.new_zeros(batch.num_nodes, words.shape[1]).index_copy(0, leaves, words[batch.token_index[leaves]])
+        inputs = words.new_zeros(batch.num_nodes, words.shape[1]).index_copy(
+            0, leaves, words[batch.token_index[leaves]]
+        )
         hidden, _ = self.cell(inputs, batch)
         return hidden[batch.roots]

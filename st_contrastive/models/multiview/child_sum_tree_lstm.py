@@ -76,8 +76,9 @@ class ChildSumTreeLSTM(nn.Module):
     """The dependency view (DEP): words → child-sum Tree-LSTM over each sentence's dependency tree; the root's
     hidden state is the sentence embedding. ``attention=True`` (the paper's choice) weights the children."""
 
-    def __init__(self, num_words: int, word_dim: int, dim: int, frozen_embeddings: bool = False,
-                 attention: bool = True) -> None:
+    def __init__(
+        self, num_words: int, word_dim: int, dim: int, frozen_embeddings: bool = False, attention: bool = True
+    ) -> None:
         super().__init__()
         self.embeddings = WordEmbeddings(num_words, word_dim, frozen=frozen_embeddings)
         self.cell = ChildSumTreeLSTMCell(word_dim, dim, attention=attention)

@@ -24,7 +24,8 @@ class GRUEncoder(nn.Module):
         words = self.embeddings(features["input_ids"])
         # Packed: the backward direction starts at each sentence's last word, not at the padding. The lengths are
         # the host's list from the input module (packing reads them on the host; from the mask, a wait for the GPU).
-        packed = pack_padded_sequence(words, torch.as_tensor(features["lengths"]), batch_first=True,
-                                      enforce_sorted=False)
+        packed = pack_padded_sequence(
+            words, torch.as_tensor(features["lengths"]), batch_first=True, enforce_sorted=False
+        )
         _, last = self.gru(packed)  # (2, batch, dim/2): last forward state, last backward state
         return torch.cat([last[0], last[1]], dim=-1)

@@ -34,8 +34,15 @@ class MultiView(ConfiguredModule):
 
     config_keys: ClassVar[list[str]] = ["views", "num_words", "word_dim", "dim", "frozen_embeddings", "attention"]
 
-    def __init__(self, views: list[str], num_words: int, word_dim: int = 300, dim: int = 600,
-                 frozen_embeddings: bool = False, attention: bool = True) -> None:
+    def __init__(
+        self,
+        views: list[str],
+        num_words: int,
+        word_dim: int = 300,
+        dim: int = 600,
+        frozen_embeddings: bool = False,
+        attention: bool = True,
+    ) -> None:
         super().__init__()
         views = [v.lower() for v in views]
         if len(views) != 2 or any(v not in VIEW_ENCODERS for v in views):
@@ -76,9 +83,17 @@ class MultiView(ConfiguredModule):
         return 2 * self.dim
 
 
-def multiview_model(views: list[str], sentences: Iterable[ParsedSentence], parser: str | None = "spacy",
-                    word_dim: int = 300, dim: int = 600, attention: bool = True, max_words: int = 50_000,
-                    word_vectors: tuple[list[str], np.ndarray] | None = None, device: str | None = None):
+def multiview_model(
+    views: list[str],
+    sentences: Iterable[ParsedSentence],
+    parser: str | None = "spacy",
+    word_dim: int = 300,
+    dim: int = 600,
+    attention: bool = True,
+    max_words: int = 50_000,
+    word_vectors: tuple[list[str], np.ndarray] | None = None,
+    device: str | None = None,
+):
     """A ``SentenceTransformer`` of :class:`ParsedTextInput` + :class:`MultiView`, Xavier-initialised.
 
     The vocabulary is the ``max_words`` most frequent tokens of ``sentences`` (the paper: 50K, trained), or with
@@ -97,7 +112,8 @@ def multiview_model(views: list[str], sentences: Iterable[ParsedSentence], parse
         counts = Counter(token for s in sentences for token in s.tokens)
         vocabulary = vocabulary_from_vectors(words, max_words, token_counts=counts)
         table = WordEmbeddings.from_vectors(vocabulary, words, vectors, frozen=True)[0].embedding.weight.detach()
-        views_module = MultiView(views, len(vocabulary), table.shape[1], dim, frozen_embeddings=True,
-                                 attention=attention)
+        views_module = MultiView(
+            views, len(vocabulary), table.shape[1], dim, frozen_embeddings=True, attention=attention
+        )
         views_module.set_word_vectors(table)
     return SentenceTransformer(modules=[ParsedTextInput(vocabulary, parser), views_module], device=device or "cpu")

@@ -17,8 +17,9 @@ from st_contrastive.parsing import ParsedSentence, binarize, project_heads
 from st_contrastive.parsing.parse_cache import ParseCache
 
 # Written into config_sentence_transformers.json so that loading without the plugin says what to install.
-PLUGIN_REQUIREMENT = {"st-contrastive": {"specifier": ">=0.1.0",
-                                         "reason": "multi-view models are made of st_contrastive modules"}}
+PLUGIN_REQUIREMENT = {
+    "st-contrastive": {"specifier": ">=0.1.0", "reason": "multi-view models are made of st_contrastive modules"}
+}
 
 
 class ParsedTextInput(InputModule):
@@ -74,19 +75,25 @@ class ParsedTextInput(InputModule):
         missing = sorted({t for t in texts if t not in known})
         if missing:
             if self.parser is None:
-                raise ValueError(f"no parse for {missing[0][:80]!r} and this model has no parser: pass parsed "
-                                 "sentences, add_parses(...) first, or set ParsedTextInput.parser (e.g. 'spacy')")
+                raise ValueError(
+                    f"no parse for {missing[0][:80]!r} and this model has no parser: pass parsed "
+                    "sentences, add_parses(...) first, or set ParsedTextInput.parser (e.g. 'spacy')"
+                )
             if self._parser is None:
                 from st_contrastive.parsing import make_parser
 
                 self._parser = make_parser(self.parser)
-            parsed = (self.parse_cache.parse(missing, self._parser) if self.parse_cache is not None
-                      else self._parser.parse(missing))
+            parsed = (
+                self.parse_cache.parse(missing, self._parser)
+                if self.parse_cache is not None
+                else self._parser.parse(missing)
+            )
             known = {**known, **dict(zip(missing, parsed, strict=True))}
         return [known[t] for t in texts]
 
-    def preprocess(self, inputs: Sequence[str | dict | ParsedSentence], prompt: str | None = None,
-                   **kwargs) -> dict[str, torch.Tensor | Any]:
+    def preprocess(
+        self, inputs: Sequence[str | dict | ParsedSentence], prompt: str | None = None, **kwargs
+    ) -> dict[str, torch.Tensor | Any]:
         texts = [x for x in inputs if isinstance(x, str)]
         parsed_texts = iter(self.parse(texts)) if texts else iter(())
         sentences = []
@@ -107,8 +114,10 @@ class ParsedTextInput(InputModule):
         """The parse added under ``sentence_id``."""
         found = self.parses_by_id.get(sentence_id)
         if found is None:
-            raise ValueError(f"no parse was added with the sentence id {sentence_id!r}: add_parses(...) the parsed "
-                             "corpus the dataset was loaded from")
+            raise ValueError(
+                f"no parse was added with the sentence id {sentence_id!r}: add_parses(...) the parsed "
+                "corpus the dataset was loaded from"
+            )
         return found
 
     def features(self, sentences: list[ParsedSentence]) -> dict[str, Any]:
@@ -121,10 +130,14 @@ class ParsedTextInput(InputModule):
             tree = sentence.constituency if sentence.constituency is not None else project_heads(sentence)
             binary_trees.append(inner_children(binarize(tree), lengths[row]))
         attention_mask = (torch.arange(max(lengths))[None, :] < torch.tensor(lengths)[:, None]).long()
-        return {"input_ids": input_ids, "attention_mask": attention_mask, "lengths": lengths,
-                "token_ids": input_ids[attention_mask.bool()],
-                "dependency_trees": TreeBatch.from_heads([s.heads for s in sentences]),
-                "constituency_trees": TreeBatch.from_binary_children(binary_trees, lengths)}
+        return {
+            "input_ids": input_ids,
+            "attention_mask": attention_mask,
+            "lengths": lengths,
+            "token_ids": input_ids[attention_mask.bool()],
+            "dependency_trees": TreeBatch.from_heads([s.heads for s in sentences]),
+            "constituency_trees": TreeBatch.from_binary_children(binary_trees, lengths),
+        }
 
     def forward(self, features: dict[str, torch.Tensor], **kwargs) -> dict[str, torch.Tensor]:
         return features  # the view encoders embed the words: each view has its own embeddings
@@ -144,11 +157,23 @@ class ParsedTextInput(InputModule):
                 json.dump(config, f, indent=2, sort_keys=True)
 
     @classmethod
-    def load(cls, model_name_or_path: str, subfolder: str = "", token: bool | str | None = None,
-             cache_folder: str | None = None, revision: str | None = None, local_files_only: bool = False,
-             **kwargs) -> ParsedTextInput:
-        hub_kwargs = {"subfolder": subfolder, "token": token, "cache_folder": cache_folder, "revision": revision,
-                      "local_files_only": local_files_only}
+    def load(
+        cls,
+        model_name_or_path: str,
+        subfolder: str = "",
+        token: bool | str | None = None,
+        cache_folder: str | None = None,
+        revision: str | None = None,
+        local_files_only: bool = False,
+        **kwargs,
+    ) -> ParsedTextInput:
+        hub_kwargs = {
+            "subfolder": subfolder,
+            "token": token,
+            "cache_folder": cache_folder,
+            "revision": revision,
+            "local_files_only": local_files_only,
+        }
         config = cls.load_config(model_name_or_path, **hub_kwargs)
         vocab_file = cls.load_file_path(model_name_or_path, "vocab.txt", **hub_kwargs)
         if vocab_file is None:

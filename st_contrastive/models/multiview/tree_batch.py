@@ -42,9 +42,13 @@ class TreeBatch:
 
     def to(self, device, non_blocking: bool = False) -> TreeBatch:
         move = lambda t: None if t is None else t.to(device, non_blocking=non_blocking)
-        return TreeBatch(move(self.token_index),
-                         [Level(move(v.nodes), move(v.edge_child), move(v.edge_parent_position)) for v in self.levels],
-                         move(self.roots), move(self.left), move(self.right))
+        return TreeBatch(
+            move(self.token_index),
+            [Level(move(v.nodes), move(v.edge_child), move(v.edge_parent_position)) for v in self.levels],
+            move(self.roots),
+            move(self.left),
+            move(self.right),
+        )
 
     @classmethod
     def from_heads(cls, heads: list[list[int]]) -> TreeBatch:
@@ -66,8 +70,9 @@ class TreeBatch:
     def from_binary_trees(cls, trees: list[Tree | int], lengths: list[int]) -> TreeBatch:
         """Binary constituency trees over token positions (``binarize``'s output); ``lengths`` are the
         sentences' token counts. Leaves are the tokens; inner nodes follow them."""
-        return cls.from_binary_children([inner_children(tree, n) for tree, n in zip(trees, lengths, strict=True)],
-                                        lengths)
+        return cls.from_binary_children(
+            [inner_children(tree, n) for tree, n in zip(trees, lengths, strict=True)], lengths
+        )
 
     @classmethod
     def from_binary_children(cls, sentences: list[list[tuple[int, int]]], lengths: list[int]) -> TreeBatch:
@@ -120,8 +125,13 @@ class TreeBatch:
             for position, node in enumerate(nodes):
                 edge_child += children[node]
                 edge_parent += [position] * len(children[node])
-            levels.append(Level(torch.tensor(nodes), torch.tensor(edge_child, dtype=torch.long),
-                                torch.tensor(edge_parent, dtype=torch.long)))
+            levels.append(
+                Level(
+                    torch.tensor(nodes),
+                    torch.tensor(edge_child, dtype=torch.long),
+                    torch.tensor(edge_parent, dtype=torch.long),
+                )
+            )
         return cls(torch.tensor(token_index), levels, torch.tensor(roots))
 
 
@@ -136,8 +146,9 @@ def inner_children(tree: Tree | int, length: int) -> list[tuple[int, int]]:
                 raise ValueError(f"the tree has a leaf {node} outside the sentence's {length} tokens")
             return node
         if len(node.children) != 2:
-            raise ValueError(f"a binary tree node has two children, {node.label!r} has "
-                             f"{len(node.children)}: binarize the tree first")
+            raise ValueError(
+                f"a binary tree node has two children, {node.label!r} has {len(node.children)}: binarize the tree first"
+            )
         left, right = (add(child) for child in node.children)
         inner.append((left, right))
         return length + len(inner) - 1

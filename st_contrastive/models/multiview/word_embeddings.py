@@ -34,8 +34,9 @@ class WordEmbeddings(nn.Module):
         return not self.embedding.weight.requires_grad
 
     @classmethod
-    def from_vectors(cls, vocabulary: Vocabulary, words: Sequence[str], vectors: numpy.ndarray | torch.Tensor,
-                     frozen: bool = True) -> tuple[WordEmbeddings, int]:
+    def from_vectors(
+        cls, vocabulary: Vocabulary, words: Sequence[str], vectors: numpy.ndarray | torch.Tensor, frozen: bool = True
+    ) -> tuple[WordEmbeddings, int]:
         """Embeddings for ``vocabulary`` whose rows are copied from pre-trained ``vectors`` (one row per entry of
         ``words``, e.g. from :func:`~st_contrastive.models.multiview.word_vectors.load_word_vectors`).
 
@@ -68,8 +69,9 @@ class WordEmbeddings(nn.Module):
         return self.embedding(ids)
 
 
-def vocabulary_from_vectors(words: Sequence[str], max_size: int | None = None,
-                            token_counts: Mapping[str, int] | None = None) -> Vocabulary:
+def vocabulary_from_vectors(
+    words: Sequence[str], max_size: int | None = None, token_counts: Mapping[str, int] | None = None
+) -> Vocabulary:
     """The frozen configuration's vocabulary: ``max_size`` of the vectors' own distinct words, after ``[PAD]`` and
     ``[UNK]``; a repeated word or one spelled like a special is not added again.
 

@@ -32,7 +32,7 @@ def load_word_vectors(source: str, max_words: int | None = None) -> tuple[list[s
     all and let :func:`~st_contrastive.models.multiview.word_embeddings.vocabulary_from_vectors` rank them by a corpus).
     """
     if source.startswith(SPACY_PREFIX):
-        return _spacy_vectors(source[len(SPACY_PREFIX):], max_words)
+        return _spacy_vectors(source[len(SPACY_PREFIX) :], max_words)
     return _text_vectors(Path(source), max_words)
 
 
@@ -107,8 +107,10 @@ def _spacy_vectors(name: str, max_words: int | None) -> tuple[list[str], numpy.n
     if vectors.mode != "default":
         raise ValueError(f"spaCy pipeline {name!r} has {vectors.mode} vectors (hashed subwords), not a word table")
     if vectors.size == 0 or not len(vectors.key2row):
-        raise ValueError(f"spaCy pipeline {name!r} has no static word vectors (the small pipelines such as "
-                         f"en_core_web_sm have none; use en_core_web_md or en_core_web_lg)")
+        raise ValueError(
+            f"spaCy pipeline {name!r} has no static word vectors (the small pipelines such as "
+            f"en_core_web_sm have none; use en_core_web_md or en_core_web_lg)"
+        )
     pairs = list(vectors.key2row.items())[:max_words]
     rows = numpy.array([row for _, row in pairs], dtype=numpy.int64)
     return [vocab.strings[key] for key, _ in pairs], numpy.asarray(vectors.data, dtype=numpy.float32)[rows]
