@@ -40,8 +40,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--repeats", type=int, default=3, help="timed passes per model (median)")
     parser.add_argument("--output", default="benchmarks/results/encode_throughput.json", help="JSON results path")
     args = parser.parse_args(argv)
+    from st_contrastive.commands.declutr import main as declutr
     from st_contrastive.default_model import default_model
-    from st_contrastive.recipes.declutr import main as declutr
 
     base = args.model or default_model()
     first, second, _ = load_sts("stsb", "train")

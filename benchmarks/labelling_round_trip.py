@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     from st_contrastive.active.labelling import LabellingSession
     from st_contrastive.active.labelling_app import create_app
-    from st_contrastive.recipes.scale_active_learning import run
+    from st_contrastive.commands.active import run
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pool-size", type=int, default=1500)

@@ -122,13 +122,13 @@ def latest_complete_checkpoint(folder: str | Path, *, report_torn: bool = False)
 
 
 def resolve_resume_point(value: str | Path, *, report_torn: bool = False) -> Path:
-    """The checkpoint ``--resume-from-checkpoint VALUE`` means: a checkpoint folder as it is (refused when torn), or
+    """The checkpoint ``resume_from_checkpoint=VALUE`` means: a checkpoint folder as it is (refused when torn), or
     the latest complete checkpoint of a run folder. Raises :class:`CheckpointError` naming what is wrong."""
     path = Path(value)
-    option = f"--resume-from-checkpoint {value}"
+    option = f"resume_from_checkpoint={str(value)!r}"
     if not path.is_dir():
         raise CheckpointError(
-            f"{option}: no such folder (pass a run's --output folder or one of its checkpoints/checkpoint-N)"
+            f"{option}: no such folder (pass a run's output folder or one of its checkpoints/checkpoint-N)"
         )
     if checkpoint_step(path) is not None or (path / TRAINER_STATE_NAME).exists():
         problem = torn_file(path)
@@ -138,20 +138,20 @@ def resolve_resume_point(value: str | Path, *, report_torn: bool = False) -> Pat
             instead = (
                 f"resume from the run folder {run} to take its last complete checkpoint ({fallback.name})"
                 if fallback
-                else "no complete checkpoint of this run is left: start over with --overwrite"
+                else "no complete checkpoint of this run is left: start the run over"
             )
             raise CheckpointError(f"{option}: torn checkpoint, {problem} (a save that was interrupted); {instead}")
         return path
     checkpoints = checkpoints_of(checkpoints_folder(path))
     if not checkpoints:
         raise CheckpointError(
-            f"{option}: no checkpoint-N folder in it (a run saves them every --save-steps, and when interrupted)"
+            f"{option}: no checkpoint-N folder in it (a run saves them every save_steps, and when interrupted)"
         )
     latest = latest_complete_checkpoint(path, report_torn=report_torn)
     if latest is None:
         raise CheckpointError(
             f"{option}: every checkpoint in it is torn (e.g. {checkpoints[-1].name}: "
-            f"{torn_file(checkpoints[-1])}); start over with --overwrite"
+            f"{torn_file(checkpoints[-1])}); start the run over"
         )
     return latest
 

@@ -29,7 +29,7 @@ class Server:
             [
                 sys.executable,
                 "-m",
-                "st_contrastive.cli",
+                "st_contrastive.commands.cli",
                 "label",
                 self.run_dir,
                 "--port",

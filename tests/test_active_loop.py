@@ -14,7 +14,7 @@ from st_contrastive.active import ActiveLearningConfig, ArmState, AwaitingLabels
 from st_contrastive.active import loop as loop_module
 from st_contrastive.active.objectives import siamese_pairs
 from st_contrastive.active.report import summarize, write_reports
-from st_contrastive.cli import main as cli_main
+from st_contrastive.commands.cli import main as cli_main
 from st_contrastive.data.text_classification import load_text_classification
 from st_contrastive.models import LabelClassifier
 
@@ -474,10 +474,10 @@ def test_the_readme_human_oracle_command_runs_as_written(tmp_path, monkeypatch, 
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        (["--num-seeds", "3"], "--num-seeds 3: --oracle human labels for one arm"),
-        (["--objective", "ce", "supcon-ce"], "--objective ce supcon-ce: --oracle human labels for one arm"),
-        (["--acquisition", "random", "entropy"], "--acquisition random entropy: --oracle human labels for one arm"),
-        (["--reference", "setfit"], "--reference setfit compares arms on gold labels"),
+        (["--num-seeds", "3"], "--num-seeds 3: the human oracle labels for one arm"),
+        (["--objective", "ce", "supcon-ce"], "--objective ce supcon-ce: the human oracle labels for one arm"),
+        (["--acquisition", "random", "entropy"], "--acquisition random entropy: the human oracle labels for one arm"),
+        (["--reference", "setfit"], "--reference setfit: compare arms on gold labels"),
     ],
 )
 def test_human_oracle_refuses_a_second_arm_in_one_line(tmp_path, options, message):
@@ -671,24 +671,11 @@ def test_equal_compute_needs_setfit_at_its_defaults_and_is_refused_before_any_wo
             ]
         )
     assert (
-        "--equal-compute gives each arm the time SetFit at its defaults took: add --reference setfit-defaults"
+        "--reference setfit: the equal-compute arms train for the time SetFit at its defaults took: add setfit-defaults"
         in str(exit_info.value)
         and str(exit_info.value).count("\n") == 0
     )
     assert not (tmp_path / "run").exists()
-
-
-def test_a_run_folder_from_before_several_references_continues(dataset_csv, tmp_path):
-    """config.json written when the option was one value, ``"reference": "setfit"``: the same run, not another."""
-    run = config(dataset_csv, "unused", tmp_path / "run", references=["setfit"])
-    saved = run.to_json()
-    del saved["references"], saved["equal_compute"]
-    (tmp_path / "run").mkdir()
-    (tmp_path / "run" / "config.json").write_text(json.dumps(saved | {"reference": "setfit"}))
-    assert ActiveLearningConfig.from_json(json.loads((tmp_path / "run" / "config.json").read_text())) == run
-    loop_module._write_config(tmp_path / "run", run)  # no "other settings" error
-    with pytest.raises(ValueError, match=r"other settings \(references differ\)"):
-        loop_module._write_config(tmp_path / "run", config(dataset_csv, "unused", tmp_path / "run"))
 
 
 def test_a_finished_run_gains_reference_and_equal_compute_arms_but_keeps_its_settings(dataset_csv, tmp_path):
@@ -758,8 +745,7 @@ def test_each_round_continues_from_the_last_rounds_model_unless_told_to_start_fr
         assert [r["started_from"] for r in ArmState.load(arm).rounds] == ["base", "base", "base"]
 
 
-def test_the_default_is_warm_start_but_a_run_folder_from_before_it_goes_on_from_the_base():
+def test_the_default_is_warm_start_and_a_run_folder_keeps_what_it_recorded():
     assert RoundTraining().warm_start and ActiveLearningConfig().training.warm_start
-    saved = ActiveLearningConfig().to_json()
-    del saved["training"]["warm_start"]  # what a run folder written before --warm-start holds
+    saved = ActiveLearningConfig(training=RoundTraining(warm_start=False)).to_json()
     assert ActiveLearningConfig.from_json(saved).training.warm_start is False

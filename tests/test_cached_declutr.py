@@ -108,7 +108,7 @@ def test_cached_refuses_mlm_only_and_a_zero_mini_batch(tiny_model):
 
 
 def test_recipe_trains_with_the_cache_and_checks_the_option_first(tmp_path, tiny_mlm_dir):
-    from st_contrastive.recipes.declutr import main
+    from st_contrastive.commands.declutr import main
 
     options = [
         "--model",
@@ -130,6 +130,6 @@ def test_recipe_trains_with_the_cache_and_checks_the_option_first(tmp_path, tiny
     results = main([*options, "--mini-batch-size", "3", "--output", str(tmp_path / "cached")])
     assert results["train"]["steps"] == 2 and results["train"]["loss"]["mini_batch_size"] == 3
     assert {"contrastive", "mlm"} <= set(results["train"]["last_log"])
-    with pytest.raises(ValueError, match="--mini-batch-size 3: GradCache needs .* the contrastive term"):
+    with pytest.raises(ValueError, match=r"--mini-batch-size 3: GradCache needs the contrastive term"):
         main([*options, "--mini-batch-size", "3", "--contrastive-weight", "0", "--output", str(tmp_path / "no")])
     assert not (tmp_path / "no").exists()

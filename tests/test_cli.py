@@ -5,13 +5,13 @@ import sys
 
 import pytest
 
-from st_contrastive.cli import COMMANDS, main
+from st_contrastive.commands.cli import COMMANDS, main
 
 CHECK = """
 import sys
 
 import pytest
-from st_contrastive.cli import main
+from st_contrastive.commands.cli import main
 for command in sys.argv[1:]:
     try:
         main([command, "--help"])
@@ -34,7 +34,7 @@ RUN = """
 import sys
 
 import pytest
-from st_contrastive.cli import main
+from st_contrastive.commands.cli import main
 try:
     main(sys.argv[1:])
 finally:
@@ -91,15 +91,15 @@ def test_errors_found_in_the_data_name_the_option_and_leave_nothing(tmp_path, ti
     assert isinstance(message, str) and message.count("\n") == 0, message
     assert "--short-documents skip" in message and "row 0" in message
     assert not (tmp_path / "out").exists()
-    with pytest.raises(ValueError, match="--short-documents skip"):
+    with pytest.raises(ValueError, match="short_documents='skip'"):  # the library's own words, as Python says them
         main([*argv, "--debug"])
 
 
 def test_each_option_states_its_default_once():
-    from st_contrastive.options import DefaultsHelpFormatter
-    from st_contrastive.recipes import declutr, pretrain_mlm, supcon_nli
+    from st_contrastive.commands import declutr, pretrain_mlm, supcon
+    from st_contrastive.commands.options import DefaultsHelpFormatter
 
-    for recipe in (declutr, supcon_nli, pretrain_mlm):
+    for recipe in (declutr, supcon, pretrain_mlm):
         parser = recipe.build_parser()
         formatter = DefaultsHelpFormatter(parser.prog)
         for action in parser._actions:
@@ -141,55 +141,14 @@ def test_comparisons_refuse_push_to_hub_before_training(tmp_path):
 
 # One old spelling per case: (command, old argv, new argv, the new option its warning names). The options of a
 # comparison that are passed on to declutr or supcon are parsed as the comparison passes them on.
-RENAMED = [
-    ("declutr", ["--documents", "books"], ["--dataset", "books"], "--dataset"),
-    ("declutr", ["--max-documents", "8"], ["--max-rows", "8"], "--max-rows"),
-    ("declutr", ["--min-length", "8"], ["--min-span-length", "8"], "--min-span-length"),
-    ("declutr", ["--max-length", "64"], ["--max-span-length", "64"], "--max-span-length"),
-    (
-        "declutr-ablation",
-        ["--model", "m", "--max-length", "64"],
-        ["--model", "m", "--max-span-length", "64"],
-        "--max-span-length",
-    ),
-    ("chain", ["--model", "m", "--documents", "books"], ["--model", "m", "--dataset", "books"], "--dataset"),
-    ("simcse", ["--documents", "books"], ["--dataset", "books"], "--dataset"),
-    ("simcse", ["--max-documents", "8"], ["--max-rows", "8"], "--max-rows"),
-    ("supcon", ["--train", "snli-test"], ["--dataset", "snli-test"], "--dataset"),
-    ("supcon", ["--max-pairs", "48"], ["--max-rows", "48"], "--max-rows"),
-    ("supcon", ["--skip-before"], ["--no-base-eval"], "--no-base-eval"),
-    ("supcon-sweep", ["--weights", "0", "0.3"], ["--supcon-weight", "0", "0.3"], "--supcon-weight"),
-    ("supcon-sweep", ["--skip-base"], ["--no-base-eval"], "--no-base-eval"),
-    ("supcon-sweep", ["--max-pairs", "48"], ["--max-rows", "48"], "--max-rows"),
-    ("multiview", ["--corpus", "wiki"], ["--dataset", "wiki"], "--dataset"),
-    ("multiview", ["--max-documents", "2"], ["--max-rows", "2"], "--max-rows"),
-    ("multiview", ["--vocabulary-size", "2000"], ["--vocab-size", "2000"], "--vocab-size"),
-    ("pretrain-mlm", ["--corpus", "wiki"], ["--dataset", "wiki"], "--dataset"),
-    ("pretrain-mlm", ["--max-documents", "20"], ["--max-rows", "20"], "--max-rows"),
-    (
-        "pretrain-mlm",
-        ["--resume", "--output", "o"],
-        ["--resume-from-checkpoint", "--output", "o"],
-        "--resume-from-checkpoint",
-    ),
-    ("active", ["--seeds", "2"], ["--num-seeds", "2"], "--num-seeds"),
-    ("active", ["--resume", "runs/mine"], ["--resume-from-checkpoint", "runs/mine"], "--resume-from-checkpoint"),
-    ("evaluate", ["m", "--tasks", "sts"], ["m", "--eval-tasks", "sts"], "--eval-tasks"),
-    ("evaluate", ["m", "--batch-size", "8"], ["m", "--eval-batch-size", "8"], "--eval-batch-size"),
-    ("evaluate", ["m", "--folds", "3"], ["m", "--eval-folds", "3"], "--eval-folds"),
-    ("evaluate", ["m", "--max-rows", "40"], ["m", "--eval-max-rows", "40"], "--eval-max-rows"),
-    ("parse", ["wiki", "--output", "p.jsonl.gz"], ["--dataset", "wiki", "--output", "p.jsonl.gz"], "--dataset wiki"),
-    ("parse", ["--dataset", "wiki", "-o", "p.jsonl.gz"], ["--dataset", "wiki", "--output", "p.jsonl.gz"], "--output"),
-    ("parse", ["--dataset", "wiki", "--limit-documents", "2"], ["--dataset", "wiki", "--max-rows", "2"], "--max-rows"),
-]
 
 
 def parsed_config(command: str, argv: list[str]):
     """The config(s) ``st-contrastive COMMAND argv`` runs with, parsed as the command parses them (nothing runs)."""
     import importlib
 
-    from st_contrastive import options
-    from st_contrastive.cli import COMMANDS
+    from st_contrastive.commands import options
+    from st_contrastive.commands.cli import COMMANDS
 
     (
         chain,
@@ -199,10 +158,10 @@ def parsed_config(command: str, argv: list[str]):
         multiview,
         parse,
         pretrain_mlm,
-        scale_active_learning,
+        active,
         simcse,
-        supcon_nli,
-        supcon_nli_sweep,
+        supcon,
+        supcon_sweep,
     ) = (
         importlib.import_module(COMMANDS[name][0].__module__)
         for name in (
@@ -223,19 +182,19 @@ def parsed_config(command: str, argv: list[str]):
     direct = {
         "declutr": (declutr, declutr.DeCLUTRConfig),
         "simcse": (simcse, simcse.SimCSEConfig),
-        "supcon": (supcon_nli, supcon_nli.SupConNLIConfig),
+        "supcon": (supcon, supcon.SupConNLIConfig),
         "multiview": (multiview, multiview.MultiViewConfig),
         "pretrain-mlm": (pretrain_mlm, pretrain_mlm.PretrainMLMConfig),
-        "active": (scale_active_learning, scale_active_learning.ActiveCommand),
+        "active": (active, active.ActiveCommand),
         "evaluate": (evaluate, evaluate.EvaluateConfig),
     }
     passed_on = {
         "declutr-ablation": (declutr_ablation, declutr_ablation.AblationConfig, declutr, declutr.DeCLUTRConfig),
         "chain": (chain, chain.ChainConfig, declutr, declutr.DeCLUTRConfig),
-        "supcon-sweep": (supcon_nli_sweep, supcon_nli_sweep.SweepConfig, supcon_nli, supcon_nli.SupConNLIConfig),
+        "supcon-sweep": (supcon_sweep, supcon_sweep.SweepConfig, supcon, supcon.SupConNLIConfig),
     }
     if command == "parse":
-        return parse.config_from_args(parse.build_parser().parse_args(argv))
+        return options.config_from_args(parse.ParseConfig, parse.build_parser().parse_args(argv))
     if command in direct:
         module, config_class = direct[command]
         return options.config_from_args(config_class, module.build_parser().parse_args(argv))
@@ -246,22 +205,6 @@ def parsed_config(command: str, argv: list[str]):
         options.config_from_args(config_class, own),
         options.config_passed_on(inner_class, inner.build_parser(), rest, parser.prog),
     )
-
-
-@pytest.mark.parametrize(
-    ("command", "old", "new", "replacement"),
-    RENAMED,
-    ids=[f"{command} {next((a for a in old if a not in new), 'CORPUS')}" for command, old, new, _ in RENAMED],
-)
-def test_an_old_spelling_still_works_with_one_line_naming_the_new_one(command, old, new, replacement, capsys):
-    expected = parsed_config(command, new)
-    assert capsys.readouterr().err == ""  # the new spelling: no warning
-    assert parsed_config(command, old) == expected
-    lines = capsys.readouterr().err.splitlines()
-    assert len(lines) == 1, lines
-    # A comparison command's line names it, not the command it passes the option on to.
-    assert lines[0].startswith(f"st-contrastive {command}: warning: ") and "deprecated" in lines[0], lines
-    assert lines[0].endswith(f"; use {replacement}"), lines
 
 
 @pytest.mark.parametrize(

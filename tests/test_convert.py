@@ -10,8 +10,8 @@ import torch
 from sentence_transformers import SentenceTransformer
 from transformers import AutoModel, AutoTokenizer, RobertaConfig, RobertaForMaskedLM
 
-from st_contrastive.recipes.convert import convert, main
-from st_contrastive.recipes.input_checks import SettingError
+from st_contrastive.commands.convert import convert, main
+from st_contrastive.commands.input_checks import SettingError
 
 TEXTS = ["A man is playing a guitar.", "The history of the region is long and complicated, and well documented."]
 
@@ -71,7 +71,7 @@ def test_a_sentence_transformers_folder_is_refused_not_stripped_of_its_modules(t
     """Converting would keep the transformer and drop Pooling and Normalize: the folder is refused in one line."""
     from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
 
-    from st_contrastive.cli import main as cli
+    from st_contrastive.commands.cli import main as cli
 
     transformer = Transformer(tiny_mlm_dir)
     pooling = Pooling(transformer.get_embedding_dimension(), pooling_mode="cls")

@@ -7,10 +7,10 @@ import torch
 from sentence_transformers import SentenceTransformer
 from transformers import AutoModelForMaskedLM
 
-from st_contrastive.cli import main as cli_main
+from st_contrastive.commands.cli import main as cli_main
+from st_contrastive.commands.declutr import main
+from st_contrastive.commands.input_checks import SettingError
 from st_contrastive.data_dir import data_file
-from st_contrastive.recipes.declutr import main
-from st_contrastive.recipes.input_checks import SettingError
 
 
 def test_recipe_end_to_end(tmp_path, tiny_mlm_dir):
@@ -64,7 +64,7 @@ def test_recipe_end_to_end(tmp_path, tiny_mlm_dir):
 
 
 def test_model_name_follows_the_paper(tiny_model):
-    from st_contrastive.recipes.declutr import model_name
+    from st_contrastive.commands.declutr import model_name
 
     assert model_name(tiny_model) == "declutr-2layer"
     tiny_model[0].auto_model.config.num_hidden_layers = 6
@@ -87,7 +87,7 @@ def test_cli_help_lists_commands_and_paper_defaults(capsys):
 
 
 def test_ablation_runs_every_variant_at_equal_steps(tmp_path, tiny_mlm_dir):
-    from st_contrastive.recipes.declutr_ablation import main as ablation
+    from st_contrastive.commands.declutr_ablation import main as ablation
 
     argv = [
         "--model",
@@ -144,7 +144,7 @@ def test_ablation_runs_every_variant_at_equal_steps(tmp_path, tiny_mlm_dir):
 def test_ablation_without_tasks_trains_the_variants_and_prints_them(tmp_path, tiny_mlm_dir, capsys):
     """`--eval-tasks` with no task only trains (as for declutr): the table lists the variants without scores. It once
     stopped with a TypeError on the empty average, after all the training."""
-    from st_contrastive.recipes.declutr_ablation import main as ablation
+    from st_contrastive.commands.declutr_ablation import main as ablation
 
     table = ablation(
         [
@@ -175,7 +175,7 @@ def test_ablation_without_tasks_trains_the_variants_and_prints_them(tmp_path, ti
 
 
 def test_simcse_control_runs_at_the_declutr_budget_with_curves(tmp_path, tiny_mlm_dir):
-    from st_contrastive.recipes.declutr_ablation import main as ablation
+    from st_contrastive.commands.declutr_ablation import main as ablation
 
     table = ablation(
         [
@@ -232,9 +232,9 @@ def test_simcse_control_runs_at_the_declutr_budget_with_curves(tmp_path, tiny_ml
 
 
 def test_new_mlm_head_warms_up_alone_before_joint_training(tmp_path, tiny_model, tiny_mlm_dir):
+    from st_contrastive.commands.declutr import DeCLUTRConfig, warm_up_mlm_head
     from st_contrastive.data import DeCLUTRDataCollator, SpanSampler, load_documents, prepare_declutr_dataset
     from st_contrastive.losses import DeCLUTRLoss
-    from st_contrastive.recipes.declutr import DeCLUTRConfig, warm_up_mlm_head
 
     headless = tmp_path / "headless"
     tiny_model.save(str(headless))  # Transformer + Pooling: a BertModel, no MLM head (as all-MiniLM-L6-v2)
@@ -284,7 +284,7 @@ def test_new_mlm_head_warms_up_alone_before_joint_training(tmp_path, tiny_model,
 
 
 def test_chain_trains_three_arms_and_resumes(tmp_path, tiny_mlm_dir):
-    from st_contrastive.recipes.chain import main as chain
+    from st_contrastive.commands.chain import main as chain
 
     argv = [
         "--model",

@@ -16,7 +16,7 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
 
-from st_contrastive.cli import main as cli_main
+from st_contrastive.commands.cli import main as cli_main
 from st_contrastive.data import DeCLUTRDataCollator, SpanSampler, load_corpus, prepare_declutr_dataset
 from st_contrastive.losses import DeCLUTRLoss
 from st_contrastive.training import ContrastiveTrainer
@@ -77,7 +77,7 @@ def test_the_command_names_its_option_when_short_documents_stop_it(tmp_path, tin
         )
     message = str(stopped.value)
     assert re.search(r"documents are too short for span sampling; the first is row \d+ with \d+ tokens", message)
-    assert "Lower --max-span-length below 254, or pass --short-documents skip to drop them" in message
+    assert "Lower --max-span-length 254, or pass --short-documents skip to drop them" in message
     assert "SpanSampler(" not in message and "short_documents=" not in message
 
 

@@ -171,13 +171,13 @@ def run_command(argv: list[str], tier) -> None:
         from torch.distributed.run import get_args_parser
 
         launch = get_args_parser().parse_args(argv[1:])
-        assert launch.module and launch.training_script == "st_contrastive.cli", argv
+        assert launch.module and launch.training_script == "st_contrastive.commands.cli", argv
         return run_cli(launch.training_script_args, tier)
     if argv[:2] == ["accelerate", "launch"]:
         from accelerate.commands.launch import launch_command_parser
 
         launch = launch_command_parser().parse_args(argv[2:])
-        assert launch.module and launch.training_script == "st_contrastive.cli", argv
+        assert launch.module and launch.training_script == "st_contrastive.commands.cli", argv
         return run_cli(launch.training_script_args, tier)
     if argv[:2] == ["python", "-c"]:
         return exec(argv[2], {"__name__": "__main__"})  # noqa: S102
@@ -194,7 +194,7 @@ def run_command(argv: list[str], tier) -> None:
 
 
 def run_cli(argv: list[str], tier) -> None:
-    from st_contrastive.cli import main
+    from st_contrastive.commands.cli import main
 
     if argv[0] == "label" and not {"-h", "--help"} & set(argv):  # a server: a round is labelled in it, then it stops
         return label_in_the_page(argv)

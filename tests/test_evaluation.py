@@ -11,6 +11,7 @@ import torch
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
+from st_contrastive.commands.evaluate import build_parser, main
 from st_contrastive.evaluation.embedding_cache import EmbeddingCache
 from st_contrastive.evaluation.evaluators import TransferEvaluator
 from st_contrastive.evaluation.logistic_regression import fit_logistic_regressions
@@ -26,7 +27,6 @@ from st_contrastive.evaluation.transfer import (
     pair_features,
     select_c,
 )
-from st_contrastive.recipes.evaluate import build_parser, main
 from st_contrastive.reporting import format_results_table, write_results_json
 
 # --- STS ---------------------------------------------------------------------------------------------------------

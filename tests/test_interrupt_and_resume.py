@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from st_contrastive.checkpoints import torn_file
-from st_contrastive.cli import main as cli_main
-from st_contrastive.recipes.input_checks import SettingChecks
-from st_contrastive.recipes.run_folder import check_resume
-from st_contrastive.recipes.supcon_nli import SupConNLIConfig
+from st_contrastive.commands.cli import main as cli_main
+from st_contrastive.commands.input_checks import SettingChecks
+from st_contrastive.commands.run_folder import check_resume
+from st_contrastive.commands.supcon import SupConNLIConfig
 
 STEPS = 20
 
@@ -67,7 +67,7 @@ def init(self, *args, **kwargs):
     start(self, *args, **kwargs)
     self.add_callback(CtrlC())
 trainer.ContrastiveTrainer.__init__ = init
-from st_contrastive.cli import main
+from st_contrastive.commands.cli import main
 main(sys.argv[1:])
 """
 
@@ -140,7 +140,7 @@ def test_a_resume_with_other_settings_is_refused_and_more_steps_warned(tmp_path,
 @pytest.mark.parametrize("second", [False, True], ids=["first Ctrl-C", "second Ctrl-C"])
 def test_the_interrupt_line_names_the_resume_point(second):
     """A second Ctrl-C stops mid-step: the line then says from which earlier step the resume starts."""
-    from st_contrastive.cli import interrupted_line
+    from st_contrastive.commands.cli import interrupted_line
 
     class Interrupted(KeyboardInterrupt):
         step, run = 7, Path("runs/x")
@@ -161,9 +161,8 @@ def test_the_interrupt_line_names_the_resume_point(second):
     assert interrupted_line("active", ["--output", "al"], Interrupted()).endswith(
         "resume with st-contrastive active --resume-from-checkpoint al"
     )
-    # pretrain-mlm resumes in its --output: the bare flag, given once (also where the old --resume was given).
-    for given in ("--resume-from-checkpoint", "--resume"):
-        assert interrupted_line("pretrain-mlm", [given, "--output", "m"], Interrupted()).endswith(
-            "resume with st-contrastive pretrain-mlm --output m --resume-from-checkpoint"
-        )
+    # pretrain-mlm resumes in its --output: the bare flag, given once.
+    assert interrupted_line("pretrain-mlm", ["--resume-from-checkpoint", "--output", "m"], Interrupted()).endswith(
+        "resume with st-contrastive pretrain-mlm --output m --resume-from-checkpoint"
+    )
     assert interrupted_line("evaluate", [], KeyboardInterrupt()) == "st-contrastive evaluate: interrupted"

@@ -14,7 +14,7 @@ from support_tickets import ARM, SUPPORT, copy_of_run, queries
 from st_contrastive.active import ArmState
 from st_contrastive.active.labelling import LabellingSession
 from st_contrastive.active.labelling_app import create_app
-from st_contrastive.cli import main as cli_main
+from st_contrastive.commands.cli import main as cli_main
 from st_contrastive.models import LabelClassifier
 
 GOLD = {text: label for label, texts in SUPPORT.items() for text in texts}

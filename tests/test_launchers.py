@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from sentence_transformers import SentenceTransformer
 
-from st_contrastive.cli import main as cli_main
+from st_contrastive.commands.cli import main as cli_main
 from st_contrastive.data_dir import data_file
 
 # Real process groups and launchers: in `make test`, left out of `make test-fast`.
@@ -26,7 +26,7 @@ BIN = Path(sys.executable).parent
 def _launch(launcher: list[str], recipe: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
     env = os.environ | {"HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
     return subprocess.run(
-        [*launcher, "-m", "st_contrastive.cli", *recipe],
+        [*launcher, "-m", "st_contrastive.commands.cli", *recipe],
         cwd=tmp_path,
         env=env,
         capture_output=True,

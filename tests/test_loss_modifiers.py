@@ -299,7 +299,7 @@ def test_declutr_command_with_matryoshka_dims_scores_and_publishes_each_size(tmp
     from huggingface_hub import ModelCard
     from scipy.stats import spearmanr
 
-    from st_contrastive.cli import main as cli_main
+    from st_contrastive.commands.cli import main as cli_main
     from st_contrastive.data_dir import data_file
     from st_contrastive.evaluation.sts import load_sts
 
@@ -352,7 +352,7 @@ def test_declutr_command_with_matryoshka_dims_scores_and_publishes_each_size(tmp
 
 
 def test_supcon_command_saves_a_head_per_size_that_reads_what_it_trained_on(tmp_path, tiny_mlm_dir):
-    from st_contrastive.cli import main as cli_main
+    from st_contrastive.commands.cli import main as cli_main
     from st_contrastive.models import load_nli_classifier
 
     output = tmp_path / "run"
@@ -388,8 +388,8 @@ def test_supcon_command_saves_a_head_per_size_that_reads_what_it_trained_on(tmp_
     assert json.loads((output / "results.json").read_text())["config"]["matryoshka_heads"] is None
     # --head-learning-rate: sentence-transformers' optimizer, built with the run's recorded settings, gives every
     # head (full size and per size) that rate and the encoder the command's own.
+    from st_contrastive.commands.run_folder import SETTINGS_NAME
     from st_contrastive.models import NLIClassifier
-    from st_contrastive.recipes.run_folder import SETTINGS_NAME
     from st_contrastive.training import ContrastiveTrainer
 
     recorded = json.loads((output / SETTINGS_NAME).read_text())["training"]
@@ -412,7 +412,7 @@ def test_supcon_command_saves_a_head_per_size_that_reads_what_it_trained_on(tmp_
 
 
 def test_a_size_above_the_models_is_named_before_any_evaluation(tmp_path, tiny_mlm_dir, capsys):
-    from st_contrastive.cli import main as cli_main
+    from st_contrastive.commands.cli import main as cli_main
 
     with pytest.raises(SystemExit) as exit_:
         cli_main(

@@ -64,7 +64,7 @@ def test_label_supcon_under_bf16_is_close_to_float32(tiny_model):
 
 
 def test_declutr_recipe_trains_in_bf16_on_cpu(tmp_path, tiny_mlm_dir):
-    from st_contrastive.recipes.declutr import main
+    from st_contrastive.commands.declutr import main
 
     results = main(
         [

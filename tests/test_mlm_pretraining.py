@@ -8,8 +8,8 @@ import pytest
 import torch
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
+from st_contrastive.commands.pretrain_mlm import main as pretrain_mlm_main
 from st_contrastive.pretraining import pretrain_masked_lm, train_wordpiece_tokenizer
-from st_contrastive.recipes.pretrain_mlm import main as pretrain_mlm_main
 
 # Small enough for seconds on one CPU core, large enough for the loss to move in a few dozen steps.
 TINY = {

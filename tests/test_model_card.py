@@ -11,12 +11,12 @@ import pytest
 from huggingface_hub import ModelCard, ModelCardData
 from sentence_transformers import SentenceTransformer
 
+from st_contrastive.commands.push import main as push_main
+from st_contrastive.commands.simcse import main as simcse_main
+from st_contrastive.commands.supcon import main as supcon_main
 from st_contrastive.config.evaluation import main_score
 from st_contrastive.publishing import card_metadata, fill_model_card_data
 from st_contrastive.publishing.card_metadata import DEFAULT_MODEL_LABEL, base_model_id
-from st_contrastive.recipes.push import main as push_main
-from st_contrastive.recipes.simcse import main as simcse_main
-from st_contrastive.recipes.supcon_nli import main as supcon_main
 
 REPO = "someone/tiny-supcon"
 PLACEHOLDER = "sentence_transformers_model_id"

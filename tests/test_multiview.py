@@ -80,8 +80,8 @@ def test_one_direction_is_the_papers_objective_and_a_recipe_option(corpus):
     assert not torch.allclose(both([model.preprocess(texts)], positions), expected, atol=1e-3)
     assert (one.get_config_dict()["symmetric"], both.get_config_dict()["symmetric"]) == (False, True)
 
-    from st_contrastive.options import config_from_args
-    from st_contrastive.recipes.multiview import MultiViewConfig, build_parser
+    from st_contrastive.commands.multiview import MultiViewConfig, build_parser
+    from st_contrastive.commands.options import config_from_args
 
     assert config_from_args(MultiViewConfig, build_parser().parse_args([])).symmetric  # the default: both directions
     assert not config_from_args(MultiViewConfig, build_parser().parse_args(["--no-symmetric"])).symmetric
@@ -322,28 +322,6 @@ def test_a_save_records_the_modules_new_class_paths(corpus, tmp_path):
     assert [module["type"] for module in modules] == NEW_CLASS_PATHS
 
 
-def test_a_checkpoint_naming_the_modules_paths_before_the_split_loads_identically(corpus, tmp_path):
-    """A checkpoint saved before models/ was split into heads/ and multiview/ names the old module paths."""
-    _, sentences = corpus
-    model = small_model(sentences)
-    model.save(str(tmp_path))
-    path = tmp_path / "modules.json"
-    modules = json.loads(path.read_text())
-    for module in modules:
-        module["type"] = module["type"].replace("st_contrastive.models.multiview.", "st_contrastive.models.")
-    assert [module["type"] for module in modules] == [
-        "st_contrastive.models.parsed_text_input.ParsedTextInput",
-        "st_contrastive.models.multi_view.MultiView",
-    ]
-    path.write_text(json.dumps(modules))
-    reloaded = SentenceTransformer(str(tmp_path), trust_remote_code=True, device="cpu")
-    texts = [s.text for s in sentences[:16]]
-    assert torch.equal(model.encode(texts, convert_to_tensor=True), reloaded.encode(texts, convert_to_tensor=True))
-    reloaded.save(str(tmp_path / "saved-again"))  # a checkpoint saved again records the new paths
-    saved_again = json.loads((tmp_path / "saved-again" / "modules.json").read_text())
-    assert [module["type"] for module in saved_again] == NEW_CLASS_PATHS
-
-
 def test_encode_parses_raw_strings_and_accepts_parsed_records(corpus):
     _, sentences = corpus
     model = small_model(sentences)
@@ -372,7 +350,7 @@ def test_bad_inputs_are_named(corpus):
 
 
 def test_cli_rejects_bad_views_in_one_line(capsys):
-    from st_contrastive.cli import main
+    from st_contrastive.commands.cli import main
 
     with pytest.raises(SystemExit) as exit_info:
         main(["multiview", "--views", "dep,tree"])
@@ -383,7 +361,7 @@ def test_cli_rejects_bad_views_in_one_line(capsys):
 def test_the_recipe_trains_evaluates_and_records_derived_trees(parsed_books, tmp_path):
     from dataclasses import replace
 
-    from st_contrastive.recipes.multiview import MultiViewConfig, train_multiview
+    from st_contrastive.commands.multiview import MultiViewConfig, train_multiview
 
     config = MultiViewConfig(
         views="dep,const",

@@ -1,17 +1,20 @@
-"""Options declared once on the config dataclasses: the generated parsers, their defaults, old spellings, and one
-vocabulary across the sub-commands."""
+"""Options declared once on the config dataclasses: the generated parsers, their defaults, the library's settings as
+options, and one vocabulary across the sub-commands."""
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import pytest
 
-from st_contrastive import options
-from st_contrastive.cli import COMMANDS
-from st_contrastive.options import EVALUATION, TRAINING, option, same_option
+from st_contrastive.arguments import positive
+from st_contrastive.commands import options
+from st_contrastive.commands.cli import COMMANDS
+from st_contrastive.commands.input_checks import SettingError
+from st_contrastive.commands.options import EVALUATION, TRAINING, option, same_option
 
 
 @dataclass
@@ -23,7 +26,7 @@ class Inner:
 @dataclass
 class Outer:
     source: str = option(positional=True, metavar="SOURCE", help="what to read")
-    dataset: str = option("wiki", deprecated=("--documents",), help="the data")
+    dataset: str = option("wiki", help="the data")
     limit: int | None = option(None, help="at most N rows")
     attention: bool = option(True, flag="--no-attention", help="plain sums")
     resume: bool = option(True, help="continue from the last state")
@@ -77,11 +80,39 @@ def test_the_enclosing_class_sets_the_nested_defaults_and_each_instance_has_its_
     assert second.tasks == ["sts"] and Outer(source="y").tasks == ["sts"]
 
 
-def test_an_old_spelling_works_and_says_the_new_one_in_one_line(capsys):
-    assert parse(["x", "--documents", "books"]) == parse(["x", "--dataset", "books"])
-    lines = capsys.readouterr().err.splitlines()
-    assert lines == ["prog: warning: --documents is deprecated and will be removed in the next release; use --dataset"]
-    assert "--documents" not in options.build_parser(Outer, "prog", "test").format_help()
+@dataclass
+class LibrarySettings:
+    """Settings as the library declares them: a help text and a rule, no flag."""
+
+    temperatures: list[float] = field(default_factory=lambda: [0.1], metadata={"help": "τ of each run"})
+    internal: int = 3  # no help text: not an option
+
+    def __post_init__(self) -> None:
+        for value in self.temperatures:
+            positive("temperatures", value)
+
+
+@dataclass
+class Command:
+    settings: LibrarySettings = field(default_factory=LibrarySettings, metadata={"group": "objective"})
+    option_flags: ClassVar[dict[str, str]] = {"temperatures": "--temperature"}
+
+
+def test_a_library_setting_is_an_option_under_the_flag_the_command_gives_it():
+    parser = options.build_parser(Command, "prog", "test")
+    assert options.config_from_args(Command, parser.parse_args(["--temperature", "0.5", "2"])).settings == (
+        LibrarySettings(temperatures=[0.5, 2.0])
+    )
+    text = parser.format_help()
+    assert "objective:" in text and "τ of each run" in text and "--internal" not in text
+    assert options.option_of(Command, "temperatures") == "--temperature"
+
+
+def test_the_library_rule_refuses_a_value_under_the_option_name():
+    parser = options.build_parser(Command, "prog", "test")
+    with pytest.raises(SettingError) as error:
+        options.config_from_args(Command, parser.parse_args(["--temperature", "0.5", "0"]))
+    assert error.value.problems == ["--temperature 0: must be above 0"]
 
 
 def test_help_groups_and_defaults_come_from_the_declaration():
@@ -106,22 +137,15 @@ def command_parsers():
 
 
 def live_options(parser):
-    """flag -> dest of the options a parser shows, and flag -> dest of the old spellings it still reads."""
-    live, old = {}, {}
-    for action in parser._actions:
-        for flag in action.option_strings:
-            (old if getattr(action, "replacement", None) else live)[flag] = action.dest
-    return live, old
+    """flag -> dest of the options a parser reads."""
+    return {flag: action.dest for action in parser._actions for flag in action.option_strings}
 
 
 def test_one_name_per_concept_across_the_commands():
-    """A flag fills the same setting in every command that has it, and no command keeps an old spelling that is a
-    live option of its own."""
+    """A flag fills the same setting in every command that has it, and no retired spelling is read."""
     dest_of: dict[str, set[str]] = {}
-    for name, parser in command_parsers():
-        live, old = live_options(parser)
-        assert not set(old) & set(live), name
-        for flag, dest in live.items():
+    for _, parser in command_parsers():
+        for flag, dest in live_options(parser).items():
             dest_of.setdefault(flag, set()).add(dest)
     assert {flag: dests for flag, dests in dest_of.items() if len(dests) > 1} == {}
     for retired in (
@@ -181,7 +205,7 @@ def test_every_command_parses_its_own_defaults(name):
 def test_a_default_derived_after_construction_is_derived_from_the_parsed_options():
     """``active --oracle human`` runs one seed unless told otherwise: the parser's default for --num-seeds is the
     declared None, not the 3 a default instance derives for the simulated oracle."""
-    from st_contrastive.recipes.scale_active_learning import build_parser, config_from_args
+    from st_contrastive.commands.active import build_parser, config_from_args
 
     assert config_from_args(build_parser().parse_args(["--oracle", "human"])).num_seeds == 1
     assert config_from_args(build_parser().parse_args([])).num_seeds == 3

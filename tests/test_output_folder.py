@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from st_contrastive.cli import main as cli_main
+from st_contrastive.commands.cli import main as cli_main
 
 
 def supcon(model: str, output, *extra: str) -> list[str]:

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from st_contrastive.cli import main as cli_main
+from st_contrastive.commands.cli import main as cli_main
 from st_contrastive.data_dir import data_file
 from st_contrastive.parsing import (
     ParsedSentence,

@@ -10,10 +10,10 @@ import pytest
 import torch
 from sentence_transformers import SentenceTransformer
 
+from st_contrastive.commands.push import main as push_main
+from st_contrastive.commands.push import publish
+from st_contrastive.commands.supcon import main as supcon_main
 from st_contrastive.publishing import check_repo_id, model_card, prepare_upload, push
-from st_contrastive.recipes.push import main as push_main
-from st_contrastive.recipes.push import publish
-from st_contrastive.recipes.supcon_nli import main as supcon_main
 
 REPO = "someone/tiny-supcon"
 
@@ -92,15 +92,15 @@ def test_a_failed_upload_says_the_run_is_safe_and_how_to_retry(supcon_run, monke
 
 
 def test_bad_repo_ids_and_folders_fail_with_one_clear_line(tmp_path):
-    with pytest.raises(ValueError, match="--push-to-hub 'my model' is not a Hub repository id"):
-        check_repo_id("my model", "--push-to-hub")
+    with pytest.raises(ValueError, match="repo_id='my model': is not a Hub repository id"):
+        check_repo_id("my model")
     with pytest.raises(FileNotFoundError, match="has no modules.json"):
         push(tmp_path, REPO)
 
 
 def test_multiview_push_to_hub_card_asks_for_the_plugin_and_remote_code(tmp_path, parsed_books, fake_hub):
     """A real multi-view run with --push-to-hub: its checkpoint holds plugin modules, so the card says how to load it."""
-    from st_contrastive.recipes.multiview import main as multiview_main
+    from st_contrastive.commands.multiview import main as multiview_main
 
     output = tmp_path / "multiview"
     results = multiview_main(

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from sentence_transformers import SentenceTransformer
 
+from st_contrastive.commands.declutr import DeCLUTRConfig, train_declutr
+from st_contrastive.commands.supcon import SupConNLIConfig, train_supcon_nli
 from st_contrastive.data import load_nli
 from st_contrastive.default_model import default_model
 from st_contrastive.evaluation import evaluate_model
 from st_contrastive.models import load_nli_classifier, predict_nli
-from st_contrastive.recipes.declutr import DeCLUTRConfig, train_declutr
-from st_contrastive.recipes.supcon_nli import SupConNLIConfig, train_supcon_nli
 
 pytestmark = pytest.mark.slow
 

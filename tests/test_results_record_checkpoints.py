@@ -10,7 +10,7 @@ from st_contrastive.data_dir import data_file
 
 
 def run_declutr(model: str, output: Path) -> None:
-    from st_contrastive.recipes.declutr import main
+    from st_contrastive.commands.declutr import main
 
     main(
         [
@@ -38,7 +38,7 @@ def run_declutr(model: str, output: Path) -> None:
 
 
 def run_supcon(model: str, output: Path) -> None:
-    from st_contrastive.recipes.supcon_nli import main
+    from st_contrastive.commands.supcon import main
 
     main(
         [
@@ -62,7 +62,7 @@ def run_supcon(model: str, output: Path) -> None:
 
 
 def run_simcse(model: str, output: Path) -> None:
-    from st_contrastive.recipes.simcse import main
+    from st_contrastive.commands.simcse import main
 
     main(
         [
@@ -97,7 +97,7 @@ def test_results_name_the_checkpoint_folder(tmp_path, tiny_mlm_dir, run):
 def test_multiview_results_name_the_checkpoint_folder(tmp_path, parsed_books):
     from dataclasses import replace
 
-    from st_contrastive.recipes.multiview import MultiViewConfig, train_multiview
+    from st_contrastive.commands.multiview import MultiViewConfig, train_multiview
 
     config = MultiViewConfig(
         views="dep,seq",

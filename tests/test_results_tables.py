@@ -118,7 +118,7 @@ def commands(text: str) -> list[list[str]]:
 def parse_error(argv: list[str]) -> str | None:
     """argparse's last line on stderr for ``st-contrastive argv`` (an error, or a deprecated spelling's warning);
     None when it parses. The parsers are built and read, nothing runs."""
-    from st_contrastive.cli import COMMANDS
+    from st_contrastive.commands.cli import COMMANDS
 
     if not argv or argv[0] not in COMMANDS:
         return "no such command"
@@ -331,11 +331,8 @@ def test_a_marker_with_commands_that_exist_is_accepted():
             "st-contrastive supcon-sweep: error: unrecognized arguments: --max-span-length 64",
         ),
         (
-            "st-contrastive declutr --documents wiki | 5 min on 2 cores",  # an old spelling still parses, with a warning
-            (
-                "st-contrastive declutr: warning: --documents is deprecated and will be removed in the next release; "
-                "use --dataset"
-            ),
+            "st-contrastive declutr --documents wiki | 5 min on 2 cores",  # a retired spelling
+            "st-contrastive declutr: error: unrecognized arguments: --documents wiki",
         ),
         ("st-contrastive train | 5 min on 2 cores", "st-contrastive train: no such command"),
         ("make bench && make benchmark | 15 min on 2 cores", "make benchmark: no target benchmark in the Makefile"),

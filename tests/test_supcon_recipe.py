@@ -4,8 +4,8 @@ import json
 
 from sentence_transformers import SentenceTransformer
 
+from st_contrastive.commands.supcon import main, run_name
 from st_contrastive.models import load_nli_classifier
-from st_contrastive.recipes.supcon_nli import main, run_name
 
 
 def test_recipe_end_to_end(tmp_path, tiny_mlm_dir):

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from st_contrastive.recipes.supcon_nli_sweep import candidates, main, variants
+from st_contrastive.commands.supcon_sweep import candidates, main, variants
 
 
 def test_variants_name_the_paper_settings():

@@ -22,7 +22,7 @@ from st_contrastive.checkpoints import (
     resolve_resume_point,
     torn_file,
 )
-from st_contrastive.cli import main as cli_main
+from st_contrastive.commands.cli import main as cli_main
 
 CHECKPOINT_FILES = [
     "1_Pooling/config.json",
@@ -48,7 +48,7 @@ WITHOUT_MANIFEST = [name for name in CHECKPOINT_FILES if not name.endswith(".md"
 
 
 def supcon_config(model: str, output: Path, **training):
-    from st_contrastive.recipes.supcon_nli import SupConNLIConfig
+    from st_contrastive.commands.supcon import SupConNLIConfig
 
     config = SupConNLIConfig(
         model=model, dataset="snli-dev", max_rows=128, eval_tasks=[], no_base_eval=True, output=str(output)
@@ -61,7 +61,7 @@ def supcon_config(model: str, output: Path, **training):
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory, tiny_mlm_dir) -> Path:
     """A SupCon + CE run of 4 steps with checkpoints at steps 2 and 4."""
-    from st_contrastive.recipes.supcon_nli import train_supcon_nli
+    from st_contrastive.commands.supcon import train_supcon_nli
 
     output = tmp_path_factory.mktemp("torn") / "run"
     train_supcon_nli(supcon_config(tiny_mlm_dir, output))
@@ -95,7 +95,7 @@ def test_a_torn_checkpoint_is_named_in_one_line(finished_run, tmp_path, tiny_mlm
     checkpoint = run / "checkpoints" / "checkpoint-4"
     with pytest.raises(CheckpointError) as error:
         resolve_resume_point(checkpoint)
-    assert str(error.value).startswith(f"--resume-from-checkpoint {checkpoint}: torn checkpoint, {name} is ")
+    assert str(error.value).startswith(f"resume_from_checkpoint='{checkpoint}': torn checkpoint, {name} is ")
     assert str(error.value).endswith(
         f"resume from the run folder {run} to take its last complete checkpoint (checkpoint-2)"
     )
@@ -127,7 +127,8 @@ def test_a_torn_checkpoint_is_named_in_one_line(finished_run, tmp_path, tiny_mlm
             ]
         )
     assert exit_.value.code == 2
-    assert capsys.readouterr().err == f"st-contrastive supcon: error: {error.value}\n"
+    said = str(error.value).replace(f"resume_from_checkpoint='{checkpoint}'", f"--resume-from-checkpoint {checkpoint}")
+    assert capsys.readouterr().err == f"st-contrastive supcon: error: {said}\n"
     # From the run folder, the torn checkpoint is passed over for the one before it.
     assert resolve_resume_point(run) == run / "checkpoints" / "checkpoint-2"
 
@@ -141,7 +142,7 @@ def test_without_a_manifest_the_file_formats_tell(finished_run, tmp_path, name):
 
 def test_resuming_from_the_run_folder_skips_the_torn_checkpoint(finished_run, tmp_path, tiny_mlm_dir, caplog):
     """The measured case: optimizer.pt cut short. The run resumes from step 2 and finishes all 4 steps."""
-    from st_contrastive.recipes.supcon_nli import train_supcon_nli
+    from st_contrastive.commands.supcon import train_supcon_nli
 
     run = cut_short(finished_run, tmp_path, "optimizer.pt")
     with caplog.at_level(logging.WARNING):

@@ -5,9 +5,9 @@ import dataclasses
 
 import pytest
 
+from st_contrastive.commands.options import build_parser, config_from_args
 from st_contrastive.data_dir import data_file
 from st_contrastive.losses import SupConLoss
-from st_contrastive.options import build_parser, config_from_args
 from st_contrastive.training import TrainSettings, train
 
 

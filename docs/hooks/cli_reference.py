@@ -1,7 +1,7 @@
 """The command-line reference, written from the parsers at build time so it cannot drift from them.
 
 A mkdocs hook: in a page, the line ``<!-- cli-reference -->`` becomes one section per entry of
-``st_contrastive.cli.COMMANDS``, holding the ``--help`` of that command's parser: ``build_parser().format_help()`` of
+``st_contrastive.commands.cli.COMMANDS``, holding the ``--help`` of that command's parser: ``build_parser().format_help()`` of
 the recipe module that defines the command's function. A module without a ``build_parser`` of its own (one that only
 imports another recipe's) is asked through its function instead, ``main(["--help"])``, which prints the same help
 from the same parser. Building a parser imports no torch, so this takes a fraction of a second.
@@ -30,7 +30,7 @@ def command_help(function) -> str:
 
 
 def reference() -> str:
-    from st_contrastive.cli import COMMANDS
+    from st_contrastive.commands.cli import COMMANDS
 
     sections = []
     for name, (function, summary) in COMMANDS.items():

@@ -12,7 +12,7 @@ MARKER = "<!-- option-table -->"
 
 
 def option_table() -> str:
-    from st_contrastive.cli import COMMANDS
+    from st_contrastive.commands.cli import COMMANDS
 
     commands: dict[str, list[str]] = {}
     replaces: dict[str, dict[str, list[str]]] = {}  # new option -> old spelling -> the commands it was used in

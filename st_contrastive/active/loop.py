@@ -27,7 +27,8 @@ import numpy as np
 from st_contrastive.active.acquisition import PoolModel, acquire, random_ids
 from st_contrastive.active.oracle import HumanOracle, SimulatedOracle
 from st_contrastive.active.state import ArmState, Pending
-from st_contrastive.config.active_learning import ActiveLearningConfig, only_adds_arms
+from st_contrastive.arguments import ArgumentError
+from st_contrastive.config.active_learning import REFERENCES, ActiveLearningConfig, only_adds_arms
 
 if TYPE_CHECKING:
     from st_contrastive.active.equal_compute import SetFitTimeBudget
@@ -87,7 +88,7 @@ def run_active_learning(
     _write_config(output, config)  # after the data loaded: a bad file leaves no run folder behind
     base_model = config.model or default_model()
     rows = []
-    for seed in range(config.num_seeds):
+    for seed in config.seeds:
         seed_data = data.subset_pool(config.pool_size, seed)
         for acquisition in config.acquisitions:
             for objective in config.objectives:
@@ -107,11 +108,11 @@ def _human_start(config: ActiveLearningConfig, data) -> str:
     pool = len(data.train_texts) - len(given)
     if not pool:
         raise ValueError(
-            f"{config.dataset}: every train row has a label, nothing to query with --oracle human; run "
-            "experiments on it with --oracle simulated"
+            f"{config.dataset}: every train row has a label, nothing to query with oracle='human'; run "
+            "experiments on it with oracle='simulated'"
         )
     arm = (
-        f"--oracle human: one arm: {config.objectives[0]}, {config.acquisitions[0]} acquisition, seed 0 "
+        f"oracle='human': one arm: {config.objectives[0]}, {config.acquisitions[0]} acquisition, seed 0 "
         f"({Path(config.output) / 'arms' / arm_name(config.objectives[0], config.acquisitions[0], 0)})"
     )
     sizes = round_sizes(pool, config, len(given))
@@ -119,7 +120,7 @@ def _human_start(config: ActiveLearningConfig, data) -> str:
         return (
             f"{arm}\nFound {len(given)} labelled rows in {source}: round 0 trains on them; the {pool} unlabelled "
             f"rows are the pool, {sizes[-1] - len(given)} of them to label over {len(sizes) - 1} rounds "
-            "(--step, --budget; --initial is not used)"
+            f"(step={config.step}, budget={config.budget}; initial is not used)"
         )
     return (
         f"{arm}\nNo labelled rows in {source}: round 0 asks for {sizes[0]} random rows of the {pool}-row pool "
@@ -327,7 +328,7 @@ def _train_reference(
             batch_size=training.batch_size,
             max_seq_length=training.max_seq_length,
         )
-    raise ValueError(f"--reference {reference}: unknown")  # check() refuses it before
+    raise ArgumentError("references", reference, f"choose from {', '.join(REFERENCES)}")
 
 
 def _round_seed(seed: int, round_number: int) -> int:

@@ -28,7 +28,7 @@ class SimulatedOracle:
     def labels(self, pending: Pending, folder: Path, texts: Sequence[str], label_names: list[str]) -> list[int]:
         missing = [i for i in pending.ids if self.gold[i] is None]
         if missing:
-            raise ValueError(f"pool row {missing[0]} has no gold label to simulate the oracle with; use --oracle human")
+            raise ValueError(f"pool row {missing[0]} has no gold label to simulate the oracle with; use oracle='human'")
         return [int(self.gold[i]) for i in pending.ids]
 
 

@@ -1,3 +1,3 @@
-"""The settings each part is configured with, declared once (each field is also its command-line option): training,
-active learning and evaluation. Nothing here imports torch, so a command builds its parser and checks its
-arguments before anything heavy loads; the packages that use these settings re-export them."""
+"""The settings each part is configured with, their defaults and rules written once: training, the losses'
+objectives, active learning and evaluation. Nothing here imports torch, so a command builds its parser and checks
+its arguments before anything heavy loads."""

@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from statistics import mean
 
+from st_contrastive.arguments import at_least, one_of, seed
+
 # STS task -> (shared file pattern, score column, display name used for evaluator names)
 SHARED_STS = {
     "stsb": ("sts/stsb_{split}.tsv", "score", "sts-b"),
@@ -53,6 +55,13 @@ class TransferProtocol:
     inner_folds: int | None = None
     mrpc_features: str = "senteval"
     seed: int = SEED
+
+    def __post_init__(self) -> None:
+        at_least("folds", self.folds, 2)
+        if self.inner_folds is not None:
+            at_least("inner_folds", self.inner_folds, 2)
+        one_of("mrpc_features", self.mrpc_features, MRPC_FEATURES)
+        seed("seed", self.seed)
 
 
 SENTEVAL = TransferProtocol()

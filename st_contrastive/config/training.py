@@ -1,14 +1,14 @@
-"""Training settings every command shares, declared once with their command-line options.
+"""Training settings every method shares, with their defaults and rules written once.
 
 Nothing here imports torch: `st-contrastive COMMAND --help` builds its parser from these without waiting for it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from st_contrastive.arguments import at_least, fraction, positive, require, seed
 from st_contrastive.distributed import has_accelerator
-from st_contrastive.options import OUTPUT, TRAINING, option
 
 
 @dataclass
@@ -21,28 +21,49 @@ class TrainSettings:
     """
 
     output_dir: str = "runs/checkpoints"  # set by the command: <output>/checkpoints
-    batch_size: int = option(16, group=TRAINING, help="rows per batch")
-    learning_rate: float = option(5e-5, group=TRAINING, help="AdamW learning rate")
-    weight_decay: float = option(0.0, group=TRAINING, help="AdamW weight decay (not on biases/LayerNorm)")
-    warmup_ratio: float = option(0.1, group=TRAINING, help="share of steps with linear warm-up, then linear decay")
-    max_grad_norm: float = option(1.0, group=TRAINING, help="gradient clipping norm (model and the loss's heads)")
-    epochs: float = option(1.0, group=TRAINING, help="passes over the data")
-    max_steps: int = option(-1, group=TRAINING, help="stop after this many steps (overrides --epochs)")
-    seed: int = option(42, group=TRAINING, help="seed for sampling, masking and initialisation")
-    save_steps: int = option(0, group=TRAINING, help="write a trainer checkpoint every N steps (0: none)")
-    resume_from_checkpoint: str | None = option(
-        None,
-        group=TRAINING,
-        help="continue an interrupted run: its --output folder (latest complete checkpoint) or "
-        "one of its checkpoints/checkpoint-N; same settings required (more steps allowed)",
+    batch_size: int = field(default=16, metadata={"help": "rows per batch"})
+    learning_rate: float = field(default=5e-5, metadata={"help": "AdamW learning rate"})
+    weight_decay: float = field(default=0.0, metadata={"help": "AdamW weight decay (not on biases/LayerNorm)"})
+    warmup_ratio: float = field(default=0.1, metadata={"help": "share of steps with linear warm-up, then linear decay"})
+    max_grad_norm: float = field(default=1.0, metadata={"help": "gradient clipping norm (model and the loss's heads)"})
+    epochs: float = field(default=1.0, metadata={"help": "passes over the data"})
+    max_steps: int = field(default=-1, metadata={"help": "stop after this many steps (-1: train for the epochs)"})
+    seed: int = field(default=42, metadata={"help": "seed for sampling, masking and initialisation"})
+    save_steps: int = field(default=0, metadata={"help": "write a trainer checkpoint every N steps (0: none)"})
+    resume_from_checkpoint: str | None = field(
+        default=None,
+        metadata={
+            "help": "continue an interrupted run: its output folder (latest complete checkpoint) or one of its "
+            "checkpoints/checkpoint-N; same settings required (more steps allowed)"
+        },
     )
-    overwrite: bool = option(
-        False, group=OUTPUT, help="replace a finished or interrupted run in --output (its side folders too)"
+    overwrite: bool = field(
+        default=False,
+        metadata={"help": "replace a finished or interrupted run in the output folder (its side folders too)"},
     )
-    eval_steps: int = option(0, group=TRAINING, help="evaluate STS-B dev every N steps (0: never)")
-    bf16: bool = option(False, group=TRAINING, help="bfloat16 autocast")
+    eval_steps: int = field(default=0, metadata={"help": "evaluate STS-B dev every N steps (0: never)"})
+    bf16: bool = field(default=False, metadata={"help": "bfloat16 autocast"})
     # Learning rates of the loss's own parameters by name pattern, e.g. {"classifier": 1e-3} (ST's option).
     learning_rate_mapping: dict[str, float] | None = None
+
+    def __post_init__(self) -> None:
+        at_least("batch_size", self.batch_size, 1)
+        positive("learning_rate", self.learning_rate)
+        at_least("weight_decay", self.weight_decay, 0)
+        fraction("warmup_ratio", self.warmup_ratio, one_included=False)
+        at_least("max_grad_norm", self.max_grad_norm, 0)  # 0: no clipping
+        # -1 trains for the epochs; 0 takes no step (an untrained control, which train() refuses to run).
+        require(
+            "max_steps",
+            self.max_steps,
+            isinstance(self.max_steps, int) and self.max_steps >= -1,
+            "must be -1 (train for the epochs), 0 (no step) or a number of steps",
+        )
+        if self.max_steps == -1:
+            positive("epochs", self.epochs)
+        seed("seed", self.seed)
+        at_least("save_steps", self.save_steps, 0)
+        at_least("eval_steps", self.eval_steps, 0)
 
     def training_arguments(self, batch_sampler=None):
         """sentence-transformers' ``SentenceTransformerTrainingArguments`` for these settings."""

@@ -1,19 +1,32 @@
-"""Readers, samplers and collators that turn public data into training batches."""
+"""Readers, samplers and collators that turn public data into training batches.
 
-from st_contrastive.data.class_balanced_sampler import ClassBalancedBatchSampler
-from st_contrastive.data.context_block_sampler import ContextBlockBatchSampler
-from st_contrastive.data.declutr_collator import DeCLUTRDataCollator, prepare_declutr_dataset
-from st_contrastive.data.declutr_input_examples import declutr_input_examples
-from st_contrastive.data.documents import SHARED_CORPORA, load_corpus, load_documents, tokenize_documents
-from st_contrastive.data.masking import IGNORE_INDEX, mask_tokens
-from st_contrastive.data.nli import load_nli
-from st_contrastive.data.premise_group_collator import PremiseGroupDataCollator
-from st_contrastive.data.premise_group_sampler import PremiseGroupBatchSampler
-from st_contrastive.data.sentence_corpus import load_sentence_corpus
-from st_contrastive.data.span_sampler import AnchorSpans, Span, SpanSampler, placement
+The names below load on first use (PEP 562), so that a command can import a torch-free module of this package, such
+as ``span_sampler``, to check its options without importing torch.
+"""
+
+import importlib
+
+_EXPORTS = {
+    "ClassBalancedBatchSampler": "class_balanced_sampler",
+    "ContextBlockBatchSampler": "context_block_sampler",
+    "DeCLUTRDataCollator": "declutr_collator",
+    "prepare_declutr_dataset": "declutr_collator",
+    "declutr_input_examples": "declutr_input_examples",
+    "SHARED_CORPORA": "documents",
+    "load_corpus": "documents",
+    "load_documents": "documents",
+    "tokenize_documents": "documents",
+    "load_nli": "nli",
+    "PremiseGroupDataCollator": "premise_group_collator",
+    "PremiseGroupBatchSampler": "premise_group_sampler",
+    "load_sentence_corpus": "sentence_corpus",
+    "AnchorSpans": "span_sampler",
+    "Span": "span_sampler",
+    "SpanSampler": "span_sampler",
+    "placement": "span_sampler",
+}
 
 __all__ = [
-    "IGNORE_INDEX",
     "SHARED_CORPORA",
     "AnchorSpans",
     "ClassBalancedBatchSampler",
@@ -28,8 +41,19 @@ __all__ = [
     "load_documents",
     "load_nli",
     "load_sentence_corpus",
-    "mask_tokens",
     "placement",
     "prepare_declutr_dataset",
     "tokenize_documents",
 ]
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -10,8 +10,10 @@ import numpy as np
 import torch
 from datasets import Dataset
 
-from st_contrastive.data.masking import IGNORE_INDEX, mask_tokens
+from st_contrastive.arguments import seed
+from st_contrastive.config.objectives import Masking
 from st_contrastive.data.span_sampler import SpanSampler
+from st_contrastive.models.masking import IGNORE_INDEX, mask_tokens
 
 
 @dataclass
@@ -35,12 +37,14 @@ class DeCLUTRDataCollator:
 
     tokenizer: Any
     span_sampler: SpanSampler = field(default_factory=SpanSampler)
-    mlm_probability: float = 0.15
+    mlm_probability: float = Masking.mlm_probability
     seed: int = 0
     evaluation: bool = False
     valid_label_columns: list[str] = field(default_factory=list)  # read by the trainer; documents have no labels
 
     def __post_init__(self) -> None:
+        Masking(self.mlm_probability)  # refuses a bad probability, naming it
+        seed("seed", self.seed)
         name = type(self.tokenizer).__name__
         if self.tokenizer.pad_token_id is None:
             raise ValueError(

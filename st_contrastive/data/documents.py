@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import gzip
-import json
 from pathlib import Path
 
 from datasets import Dataset, concatenate_datasets, load_dataset, load_from_disk
 
+from st_contrastive.data.table_file import json_lines, text_lines
 from st_contrastive.data_dir import SHARED_CORPORA, data_file
 
 
@@ -29,7 +28,7 @@ def load_documents(
     if path.is_file():
         name = path.name.lower()
         if name.endswith((".jsonl", ".jsonl.gz", ".json.gz", ".ndjson")):
-            rows = _read_jsonl(path, limit)
+            rows = json_lines(path, limit)
         elif name.endswith((".txt", ".txt.gz")):
             rows = [{"text": text} for text in _read_txt(path, txt_documents)][:limit]
             text_field = "text"
@@ -46,7 +45,7 @@ def load_documents(
         dataset = dataset.select(range(limit))
     if text_field not in dataset.column_names:
         raise ValueError(
-            f"{source}: no {text_field!r} field; fields are {dataset.column_names} (choose with --text-field)"
+            f"{source}: no {text_field!r} field; fields are {dataset.column_names} (pass text_field='NAME')"
         )
     if len(dataset) == 0:
         raise ValueError(f"{source}: no documents")
@@ -70,30 +69,8 @@ def load_corpus(corpus: str | Path, text_field: str = "text", limit: int | None 
     return concatenate_datasets(parts)
 
 
-def _read_jsonl(path: Path, limit: int | None) -> list[dict]:
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
-    rows = []
-    with opener(path, "rt", encoding="utf-8") as f:
-        for line_number, line in enumerate(f, start=1):
-            if limit is not None and len(rows) >= limit:
-                break
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}, line {line_number}: not valid JSON ({error.msg})") from error
-            if not isinstance(row, dict):
-                raise ValueError(f"{path}, line {line_number}: expected a JSON object, got {type(row).__name__}")  # noqa: TRY004
-            rows.append(row)
-    return rows
-
-
 def _read_txt(path: Path, txt_documents: str) -> list[str]:
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        text = f.read()
-    lines = text.split("\n")
+    lines = "".join(text_lines(path)).split("\n")
     if txt_documents == "auto":
         txt_documents = "block" if any(not line.strip() for line in lines[:-1]) else "line"
     if txt_documents == "line":

@@ -8,11 +8,15 @@ from typing import Literal
 
 import numpy as np
 
+from st_contrastive.arguments import at_least, is_number, one_of, require
+from st_contrastive.arguments import seed as seed_rule
+
 logger = logging.getLogger(__name__)
 
+STRATEGIES = ("default", "adjacent", "subsuming")
+SHORT_DOCUMENTS = ("skip", "error", "shrink")
 Strategy = Literal["default", "adjacent", "subsuming"]
-ShortDocuments = Literal["error", "skip", "shrink"]
-MessagesFor = Literal["python", "command-line"]
+ShortDocuments = Literal["skip", "error", "shrink"]
 
 
 @dataclass(frozen=True)
@@ -62,8 +66,7 @@ class SpanSampler:
     Documents shorter than ``min_document_length`` tokens are dropped and counted (``short_documents="skip"``,
     the default: the paper trained only on documents of at least ``2·A·ℓmax`` = 2048 tokens), raise an error
     naming the first of them (``"error"``), or get every length scaled down to fit (``"shrink"``, for corpora of
-    short documents). Errors and warnings name the settings to change as this class's arguments
-    (``messages_for="python"``) or as the options of ``st-contrastive declutr`` (``"command-line"``).
+    short documents). Errors and warnings name the settings to change as this class's arguments.
     """
 
     def __init__(
@@ -78,20 +81,26 @@ class SpanSampler:
         min_anchor_gap: int | None = None,
         short_documents: ShortDocuments = "skip",
         seed: int = 0,
-        messages_for: MessagesFor = "python",
     ) -> None:
-        if num_anchors < 1 or num_positives < 1:
-            raise ValueError("num_anchors and num_positives must be at least 1")
-        if not 1 <= min_length <= max_length:
-            raise ValueError(f"need 1 <= min_length <= max_length, got {min_length} and {max_length}")
-        if strategy not in ("default", "adjacent", "subsuming"):
-            raise ValueError(f"strategy must be 'default', 'adjacent' or 'subsuming', not {strategy!r}")
-        if min_anchor_gap is not None and min_anchor_gap < 0:
-            raise ValueError(f"min_anchor_gap must be 0 or more tokens, not {min_anchor_gap}")
-        if short_documents not in ("error", "skip", "shrink"):
-            raise ValueError(f"short_documents must be 'error', 'skip' or 'shrink', not {short_documents!r}")
-        if messages_for not in ("python", "command-line"):
-            raise ValueError(f"messages_for must be 'python' or 'command-line', not {messages_for!r}")
+        at_least("num_anchors", num_anchors, 1)
+        at_least("num_positives", num_positives, 1)
+        at_least("min_length", min_length, 1)
+        require(
+            "max_length",
+            max_length,
+            max_length >= min_length,
+            f"must be at least the shortest span length ({min_length})",
+        )
+        for argument, beta in (("anchor_beta", anchor_beta), ("positive_beta", positive_beta)):
+            # Beta(a, b) needs a, b > 0: numpy would fail only when the first span is drawn.
+            require(
+                argument, beta, len(beta) == 2 and all(is_number(v) and v > 0 for v in beta), "needs two values above 0"
+            )
+        one_of("strategy", strategy, STRATEGIES)
+        if min_anchor_gap is not None:
+            at_least("min_anchor_gap", min_anchor_gap, 0)
+        one_of("short_documents", short_documents, SHORT_DOCUMENTS)
+        seed_rule("seed", seed)
         self.num_anchors = num_anchors
         self.num_positives = num_positives
         self.min_length = min_length
@@ -102,7 +111,6 @@ class SpanSampler:
         self.min_anchor_gap = max_length if min_anchor_gap is None else min_anchor_gap
         self.short_documents = short_documents
         self.seed = seed
-        self.messages_for = messages_for
         self._rng = np.random.default_rng(seed)
 
     @property
@@ -134,11 +142,10 @@ class SpanSampler:
     def is_too_short(self, num_tokens: int) -> bool:
         return num_tokens < self.shortest_document
 
-    def setting(self, name: str, value) -> str:
-        """How the reader changes a setting: this class's argument, or the command-line option that sets it."""
-        if self.messages_for == "command-line":
-            return f"--{name.replace('_', '-')} {value}"
-        return f"SpanSampler({name}={value!r})"
+    @staticmethod
+    def setting(name: str, value) -> str:
+        """How the reader changes a setting, named as this class's argument."""
+        return f"{name}={value!r}"
 
     def select_documents(self, lengths: list[int], names: list[str] | None = None) -> list[int]:
         """Indices of the documents to train on; drops and counts short ones (``"skip"``), or raises."""
@@ -147,8 +154,7 @@ class SpanSampler:
             f"{self.num_anchors} anchors of up to {self.max_length} tokens, at least {self.min_anchor_gap} "
             f"apart, need {self.shortest_document} tokens"
         )
-        option = "--max-span-length" if self.messages_for == "command-line" else "SpanSampler(max_length=...)"
-        lower = f"Lower {option} below {self.max_length}"
+        lower = f"Lower {self.setting('max_length', self.max_length)}"
         if short and self.short_documents != "skip":
             first = short[0]
             name = names[first] if names else f"row {first}"

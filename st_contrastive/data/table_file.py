@@ -1,21 +1,55 @@
-"""Rows of a local table file: ``.tsv``, ``.csv`` or ``.jsonl`` (each optionally ``.gz``), as dicts."""
+"""Local text files as rows: ``.tsv``, ``.csv`` or ``.jsonl`` (each optionally ``.gz``) as dicts, and the lines of
+any UTF-8 text file, with every error naming the file and the line."""
 
 from __future__ import annotations
 
 import csv
 import gzip
 import json
+from collections.abc import Iterator
 from pathlib import Path
+
+
+def text_lines(path: str | Path) -> Iterator[str]:
+    """The lines of a UTF-8 text file (``.gz`` too), line ends kept; a byte-order mark, as spreadsheets write one
+    ("CSV UTF-8"), is dropped. A line that is not UTF-8 is refused naming the file, the line and the byte."""
+    path = Path(path)
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    with opener(path, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as error:
+                raise ValueError(
+                    f"{path}, line {number}: not UTF-8 text (byte {raw[error.start]:#04x} at column {error.start + 1}); "
+                    "save the file as UTF-8"
+                ) from None
+
+
+def json_lines(path: str | Path, limit: int | None = None) -> list[dict]:
+    """The JSON objects of a ``.jsonl`` file, one per non-blank line (at most ``limit``)."""
+    rows = []
+    for number, line in enumerate(text_lines(path), start=1):
+        if limit is not None and len(rows) >= limit:
+            break
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}, line {number}: not valid JSON ({error.msg})") from None
+        if not isinstance(row, dict):
+            raise ValueError(f"{path}, line {number}: expected a JSON object, got {type(row).__name__}")  # noqa: TRY004
+        rows.append(row)
+    return rows
 
 
 def read_rows(path: str | Path) -> list[dict]:
     """Every row of ``path`` as a dict keyed by column name. TSV is read without quoting (SentEval's files hold
     bare quote characters); CSV with the usual quoting, as spreadsheets write it."""
     path = Path(path)
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8", newline="") as f:
-        if ".jsonl" in path.name or ".json" in path.name:
-            return [json.loads(line) for line in f if line.strip()]
-        if ".csv" in path.name:
-            return list(csv.DictReader(f))
-        return list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+    if ".jsonl" in path.name or ".json" in path.name:
+        return json_lines(path)
+    if ".csv" in path.name:
+        return list(csv.DictReader(text_lines(path)))
+    return list(csv.DictReader(text_lines(path), delimiter="\t", quoting=csv.QUOTE_NONE))

@@ -52,7 +52,7 @@ class TextClassificationData:
 
         labelled = [i for i, label in enumerate(self.train_labels) if label is not None]
         if size >= len(labelled):
-            raise ValueError(f"--dev-size {size}: the train split has {len(labelled)} labelled rows; hold out fewer")
+            raise ValueError(f"dev_size={size}: the train split has {len(labelled)} labelled rows; hold out fewer")
         dev = set(np.random.default_rng(seed).choice(labelled, size, replace=False).tolist())
         kept = [i for i in range(len(self.train_texts)) if i not in dev]
         return replace(

@@ -8,12 +8,10 @@ multinomial for more than two classes and a single logit (sigmoid) for two. Thre
   product per problem (a C grid x 10 validation folds is ~60 problems);
 * L-BFGS runs in preconditioned coordinates ``W_k = U diag(s_k) V_k``, where ``U diag(1 / s_k^2) U^T`` is the
   Hessian at ``W = 0`` (``X^T X / 4n + I / (C_k n)``): the same minimum in fewer iterations on correlated
-  embedding dimensions (MR, all-MiniLM-L6-v2: ~20 instead of ~250);
+  embedding dimensions;
 * float32 arithmetic (the loss is summed in float64 so L-BFGS still sees progress) on one intra-op thread.
 
-On MR features of all-MiniLM-L6-v2, choosing C from SentEval's grid by 10-fold CV and refitting (66 fits) took
-40 s with scikit-learn (one lbfgs fit per C and fold, as SentEval) and 1.7 s here, in one process on 2 shared
-CPU cores, picking the same C (validation accuracy 76.57 vs 76.53).
+docs/data.md says how it compares with scikit-learn's fits, in time and in the C it picks.
 """
 
 from __future__ import annotations
@@ -78,7 +76,7 @@ def _mean_objectives(X, weights, intercepts, targets, rows, n_rows, Cs) -> torch
 @contextmanager
 def _one_intra_op_thread():
     """L-BFGS runs dozens of tiny vector operations per step; with several intra-op threads each one pays a thread
-    synchronization that dominates on a busy CPU (100x slower fits measured on 2 shared cores). One thread still
+    synchronization that dominates on a busy CPU (docs/data.md). One thread still
     runs the matrix products at full single-core speed."""
     previous = torch.get_num_threads()
     torch.set_num_threads(1)

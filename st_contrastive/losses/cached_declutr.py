@@ -11,11 +11,13 @@ import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.losses import RandContext
 
-from st_contrastive.data.masking import IGNORE_INDEX
+from st_contrastive.arguments import ArgumentError
+from st_contrastive.config.objectives import DeCLUTRObjective, GradCache
 from st_contrastive.losses.contrastive_core import gather_candidates, global_mean_factor, supcon
 from st_contrastive.losses.declutr import DeCLUTRLoss
 from st_contrastive.losses.loss_components import LossComponents, refuse_layer_modifiers
 from st_contrastive.losses.nt_xent import nt_xent
+from st_contrastive.models.masking import IGNORE_INDEX
 from st_contrastive.st_internals import create_minibatch, ddp_replay_context
 
 
@@ -25,11 +27,11 @@ class CachedDeCLUTRLoss(DeCLUTRLoss):
     def __init__(
         self,
         model: SentenceTransformer,
-        temperature: float = 0.05,
-        contrastive_weight: float = 1.0,
-        mlm_weight: float = 1.0,
+        temperature: float = DeCLUTRObjective.temperature,
+        contrastive_weight: float = DeCLUTRObjective.contrastive_weight,
+        mlm_weight: float = DeCLUTRObjective.mlm_weight,
         gather_across_devices: bool = False,
-        mini_batch_size: int = 32,
+        mini_batch_size: int = GradCache.mini_batch_size,
         sort_by_length: bool = True,
     ) -> None:
         """:class:`DeCLUTRLoss` computed with GradCache, so batches of any size fit in the memory of one mini-batch.
@@ -97,13 +99,15 @@ class CachedDeCLUTRLoss(DeCLUTRLoss):
                 ContrastiveTrainer(model=model, args=args, train_dataset=train_dataset, loss=loss,
                                    data_collator=DeCLUTRDataCollator(model.tokenizer, sampler)).train()
         """
-        if contrastive_weight <= 0:
-            raise ValueError(
-                "CachedDeCLUTRLoss caches the gradients of the contrastive term: with contrastive_weight=0 "
-                "use DeCLUTRLoss (MLM alone needs no cache)"
+        DeCLUTRObjective(temperature, contrastive_weight, mlm_weight)  # refuses a bad argument, naming it
+        GradCache(mini_batch_size)
+        if contrastive_weight == 0:
+            raise ArgumentError(
+                "contrastive_weight",
+                0,
+                "CachedDeCLUTRLoss caches the gradients of the contrastive term: for MLM "
+                "alone use DeCLUTRLoss (it needs no cache)",
             )
-        if mini_batch_size < 1:
-            raise ValueError(f"mini_batch_size must be at least 1, not {mini_batch_size}")
         super().__init__(model, temperature, contrastive_weight, mlm_weight, gather_across_devices)
         self.mini_batch_size = mini_batch_size
         self.sort_by_length = sort_by_length

@@ -13,6 +13,7 @@ import torch
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.base.losses import CachedLossMixin
 
+from st_contrastive.config.objectives import GradCache, NLISupConObjective, SupConObjective
 from st_contrastive.losses.contrastive_core import Similarity
 from st_contrastive.losses.loss_components import refuse_layer_modifiers
 from st_contrastive.losses.nli_supcon import NLISupConLoss
@@ -24,10 +25,10 @@ class CachedSupConLoss(CachedLossMixin, SupConLoss):
     def __init__(
         self,
         model: SentenceTransformer,
-        temperature: float = 0.1,
-        similarity: Similarity = "cosine",
+        temperature: float = SupConObjective.temperature,
+        similarity: Similarity = SupConObjective.similarity,
         gather_across_devices: bool = False,
-        mini_batch_size: int = 32,
+        mini_batch_size: int = GradCache.mini_batch_size,
     ) -> None:
         """:class:`SupConLoss` with GradCache: any batch size in the memory of ``mini_batch_size`` sentences.
 
@@ -77,8 +78,7 @@ class CachedSupConLoss(CachedLossMixin, SupConLoss):
                 ContrastiveTrainer(model=model, args=args, train_dataset=train_dataset,
                                    loss=CachedSupConLoss(model, mini_batch_size=2)).train()
         """
-        if mini_batch_size < 1:
-            raise ValueError(f"mini_batch_size must be at least 1, not {mini_batch_size}")
+        GradCache(mini_batch_size)  # refuses a bad size, naming it
         SupConLoss.__init__(self, model, temperature, similarity, gather_across_devices)
         self.mini_batch_size = mini_batch_size
 
@@ -102,15 +102,15 @@ class CachedNLISupConLoss(CachedLossMixin, NLISupConLoss):
         self,
         model: SentenceTransformer,
         classifier: NLIClassifier | None = None,
-        supcon_weight: float = 0.3,
-        temperature: float = 1.0,
-        positives: str | int = "all",
-        negatives: str | int = "all",
-        similarity: Similarity = "cosine",
+        supcon_weight: float = NLISupConObjective.supcon_weight,
+        temperature: float = NLISupConObjective.temperature,
+        positives: str | int = NLISupConObjective.positives,
+        negatives: str | int = NLISupConObjective.negatives,
+        similarity: Similarity = NLISupConObjective.similarity,
         entailment_label: int = 0,
         gather_across_devices: bool = False,
         seed: int = 0,
-        mini_batch_size: int = 32,
+        mini_batch_size: int = GradCache.mini_batch_size,
         size_classifiers: dict[int, NLIClassifier] | None = None,
     ) -> None:
         """:class:`NLISupConLoss` with GradCache: any batch of NLI pairs in the memory of ``mini_batch_size``.
@@ -177,8 +177,7 @@ class CachedNLISupConLoss(CachedLossMixin, NLISupConLoss):
                 ContrastiveTrainer(model=model, args=args, train_dataset=train_dataset, loss=loss,
                                    data_collator=PremiseGroupDataCollator(model.preprocess)).train()
         """
-        if mini_batch_size < 1:
-            raise ValueError(f"mini_batch_size must be at least 1, not {mini_batch_size}")
+        GradCache(mini_batch_size)  # refuses a bad size, naming it
         NLISupConLoss.__init__(
             self,
             model,

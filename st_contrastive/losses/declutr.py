@@ -10,11 +10,12 @@ import torch
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
-from st_contrastive.data.masking import IGNORE_INDEX, mask_tokens
+from st_contrastive.config.objectives import DeCLUTRObjective
 from st_contrastive.losses.contrastive_core import global_mean_factor
 from st_contrastive.losses.loss_components import LossComponents, reduced_by_a_modifier, same_for_every_layer
 from st_contrastive.losses.nt_xent import nt_xent
 from st_contrastive.models.heads.masked_lm_head import MaskedLMHead
+from st_contrastive.models.masking import IGNORE_INDEX, mask_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -23,9 +24,9 @@ class DeCLUTRLoss(nn.Module):
     def __init__(
         self,
         model: SentenceTransformer,
-        temperature: float = 0.05,
-        contrastive_weight: float = 1.0,
-        mlm_weight: float = 1.0,
+        temperature: float = DeCLUTRObjective.temperature,
+        contrastive_weight: float = DeCLUTRObjective.contrastive_weight,
+        mlm_weight: float = DeCLUTRObjective.mlm_weight,
         gather_across_devices: bool = False,
     ) -> None:
         """The DeCLUTR objective: ``contrastive_weight·NT-Xent + mlm_weight·MLM`` over spans of documents.
@@ -101,8 +102,7 @@ class DeCLUTRLoss(nn.Module):
                                    data_collator=DeCLUTRDataCollator(model.tokenizer, sampler)).train()
         """
         super().__init__()
-        if contrastive_weight <= 0 and mlm_weight <= 0:
-            raise ValueError("at least one of contrastive_weight and mlm_weight must be positive")
+        DeCLUTRObjective(temperature, contrastive_weight, mlm_weight)  # refuses a bad argument, naming it
         self.model = model
         self.temperature = temperature
         self.contrastive_weight = contrastive_weight

@@ -10,6 +10,7 @@ import torch
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
+from st_contrastive.arguments import at_least
 from st_contrastive.losses.contrastive_core import gather_candidates, supcon
 from st_contrastive.losses.loss_components import reduced_by_a_modifier
 
@@ -95,8 +96,7 @@ class MultiViewBilinearLoss(nn.Module):
                 model.save("runs/multiview-example")  # loads with SentenceTransformer(path, trust_remote_code=True)
         """
         super().__init__()
-        if context_size < 1:
-            raise ValueError(f"context_size must be at least 1, not {context_size}")
+        at_least("context_size", context_size, 1)
         self.model = model
         self.context_size, self.symmetric, self.gather_across_devices = context_size, symmetric, gather_across_devices
         views = model[-1]

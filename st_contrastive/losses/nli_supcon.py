@@ -15,6 +15,8 @@ from sentence_transformers.base.losses.merged_forward import embed_columns
 from sentence_transformers.sentence_transformer.modules import Normalize
 from torch import nn
 
+from st_contrastive.arguments import seed as seed_rule
+from st_contrastive.config.objectives import NLISupConObjective
 from st_contrastive.losses.contrastive_core import (
     Similarity,
     gather_candidates,
@@ -33,11 +35,11 @@ class NLISupConLoss(nn.Module):
         self,
         model: SentenceTransformer,
         classifier: NLIClassifier | None = None,
-        supcon_weight: float = 0.3,
-        temperature: float = 1.0,
-        positives: str | int = "all",
-        negatives: str | int = "all",
-        similarity: Similarity = "cosine",
+        supcon_weight: float = NLISupConObjective.supcon_weight,
+        temperature: float = NLISupConObjective.temperature,
+        positives: str | int = NLISupConObjective.positives,
+        negatives: str | int = NLISupConObjective.negatives,
+        similarity: Similarity = NLISupConObjective.similarity,
         entailment_label: int = 0,
         gather_across_devices: bool = False,
         seed: int = 0,
@@ -124,11 +126,8 @@ class NLISupConLoss(nn.Module):
                 loss.classifier.save("runs/supcon-example/nli_head")
         """
         super().__init__()
-        for name, value in (("positives", positives), ("negatives", negatives)):
-            if value != "all" and not (isinstance(value, int) and value >= 1):
-                raise ValueError(f"{name} must be 'all' or a positive integer, not {value!r}")
-        if not 0 <= supcon_weight <= 1:
-            raise ValueError(f"supcon_weight (λ) must be in [0, 1], not {supcon_weight}")
+        NLISupConObjective(supcon_weight, temperature, positives, negatives, similarity)  # refuses a bad argument
+        seed_rule("seed", seed)
         self.model = model
         self.classifier = classifier or NLIClassifier(model.get_embedding_dimension()).to(model.device)
         self.size_classifiers = nn.ModuleDict({str(dim): head for dim, head in (size_classifiers or {}).items()})
@@ -142,7 +141,7 @@ class NLISupConLoss(nn.Module):
         self.seed = seed
         if isinstance(model[-1], Normalize):
             # Unit-norm (u, v, |u−v|) features start the head's logits near zero; CE then reshapes the whole space
-            # (all-MiniLM-L6-v2 on SNLI dev+test: STS-B 82 -> 46 with Normalize, -> 70 without).
+            # (docs/supcon.md measures it on all-MiniLM-L6-v2 with and without its Normalize).
             logger.warning(
                 "The model ends in Normalize: the softmax head sees unit-norm embeddings and CE training "
                 "distorts the space. Train Transformer + Pooling (the paper's setup): "

@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
+from st_contrastive.config.objectives import SCALeObjective
 from st_contrastive.losses.contrastive_core import (
     Similarity,
     gather_candidates,
@@ -31,10 +32,10 @@ class SCALeLoss(nn.Module):
         model: SentenceTransformer,
         classifier: LabelClassifier | None = None,
         num_labels: int | None = None,
-        supcon_weight: float = 0.9,
-        temperature: float = 0.3,
-        dropout_rates: Sequence[float] = (0.0, 0.1, 0.2, 0.3, 0.4),
-        similarity: Similarity = "cosine",
+        supcon_weight: float = SCALeObjective.supcon_weight,
+        temperature: float = SCALeObjective.temperature,
+        dropout_rates: Sequence[float] = SCALeObjective.dropout_rates,
+        similarity: Similarity = SCALeObjective.similarity,
         gather_across_devices: bool = False,
     ) -> None:
         """Cross-entropy of a label classifier plus supervised contrastive loss, on several dropout views of each
@@ -110,14 +111,11 @@ class SCALeLoss(nn.Module):
                 loss.classifier.save("runs/scale-example/classifier")
         """
         super().__init__()
+        SCALeObjective(supcon_weight, temperature, tuple(dropout_rates), similarity)  # refuses a bad argument
         if classifier is None:
             if num_labels is None:
                 raise ValueError("pass a classifier or num_labels (the number of classes)")
             classifier = LabelClassifier(model.get_embedding_dimension(), num_labels).to(model.device)
-        if not 0 <= supcon_weight <= 1:
-            raise ValueError(f"supcon_weight (λ) must be in [0, 1], not {supcon_weight}")
-        if not dropout_rates:
-            raise ValueError("dropout_rates needs at least one rate")
         self.model = model
         self.classifier = classifier
         self.num_labels = len(classifier.labels)

@@ -10,6 +10,7 @@ import torch
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
+from st_contrastive.config.objectives import SupConObjective
 from st_contrastive.losses.contrastive_core import Similarity, gather_candidates, similarity_matrix, supcon
 
 logger = logging.getLogger(__name__)
@@ -19,8 +20,8 @@ class SupConLoss(nn.Module):
     def __init__(
         self,
         model: SentenceTransformer,
-        temperature: float = 0.1,
-        similarity: Similarity = "cosine",
+        temperature: float = SupConObjective.temperature,
+        similarity: Similarity = SupConObjective.similarity,
         gather_across_devices: bool = False,
     ) -> None:
         """Supervised contrastive loss: sentences with the same label are positives of each other.
@@ -79,6 +80,7 @@ class SupConLoss(nn.Module):
                 model.save("runs/supcon-example")
         """
         super().__init__()
+        SupConObjective(temperature, similarity)  # refuses a bad argument, naming it
         self.model = model
         self.temperature = temperature
         self.similarity = similarity

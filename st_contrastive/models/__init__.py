@@ -1,7 +1,5 @@
 """Sentence-transformers modules of the package: heads that losses train, and the multi-view encoders."""
 
-import sys
-
 from st_contrastive.models.dropout import dropout_rate
 from st_contrastive.models.heads import (
     NLI_LABELS,
@@ -13,6 +11,7 @@ from st_contrastive.models.heads import (
     predict_nli,
 )
 from st_contrastive.models.masked_lm_encoder import mean_pooled_encoder
+from st_contrastive.models.masking import IGNORE_INDEX, mask_tokens
 from st_contrastive.models.multiview import (
     BinaryTreeLSTM,
     BinaryTreeLSTMCell,
@@ -28,16 +27,8 @@ from st_contrastive.models.multiview import (
     multiview_model,
 )
 
-# A saved SentenceTransformer names each module's class by its dotted path in modules.json, and loading imports that
-# path. Multi-view checkpoints saved before models/ was split into heads/ and multiview/ name the old modules, so
-# those names stay registered, pointing at the moved ones; new saves record the new paths.
-MOVED_MODULES = {
-    "st_contrastive.models.multi_view": "st_contrastive.models.multiview.multi_view",
-    "st_contrastive.models.parsed_text_input": "st_contrastive.models.multiview.parsed_text_input",
-}
-sys.modules.update({old: sys.modules[new] for old, new in MOVED_MODULES.items()})
-
 __all__ = [
+    "IGNORE_INDEX",
     "NLI_LABELS",
     "BinaryTreeLSTM",
     "BinaryTreeLSTMCell",
@@ -56,6 +47,7 @@ __all__ = [
     "dropout_rate",
     "load_nli_classifier",
     "load_word_vectors",
+    "mask_tokens",
     "mean_pooled_encoder",
     "multiview_model",
     "predict_nli",

@@ -239,9 +239,6 @@ def _sidecar(output: Path, kind: str) -> Path:
     return output.with_name(f"{output.name}.{kind}.tsv")
 
 
-OPTION_OF_SETTING = {"parser": "--parser", "corpus": "CORPUS", "corpus_bytes": "CORPUS", "max_words": "--max-words"}
-
-
 def _resume(output: Path, settings: dict) -> tuple[int, int, Counter]:
     """Prepare ``output`` and its sidecars for writing; (documents done, records kept, rejected by reason).
 
@@ -253,7 +250,7 @@ def _resume(output: Path, settings: dict) -> tuple[int, int, Counter]:
         if output.exists():
             raise ValueError(
                 f"{output} exists but has no {progress.name}: it was not written by st-contrastive "
-                "parse; remove it or choose another -o"
+                "parse; remove it or write to another output file"
             )
         output.parent.mkdir(parents=True, exist_ok=True)
         progress.write_text(json.dumps(settings) + "\n", encoding="utf-8")
@@ -263,10 +260,9 @@ def _resume(output: Path, settings: dict) -> tuple[int, int, Counter]:
     previous = json.loads(lines[0])
     for key, value in settings.items():
         if previous.get(key) != value:
-            option = OPTION_OF_SETTING[key]
             raise ValueError(
-                f"{output} was parsed with {key} {previous.get(key)!r}, not {value!r}: pass the same "
-                f"{option} to resume it, or another -o to start over"
+                f"{output} was parsed with {key} {previous.get(key)!r}, not {value!r}: resume it with the same "
+                f"{key}, or write to another output file to start over"
             )
     readable, clean = _count_readable(output)
     checkpoints = [(0, 0, 0)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from st_contrastive.data.masking import mask_tokens
+from st_contrastive.models.masking import mask_tokens
 
 
 class BlockMaskingCollator:

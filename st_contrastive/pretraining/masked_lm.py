@@ -19,6 +19,7 @@ from datasets import Dataset
 from transformers import BertForMaskedLM, BertTokenizerFast, Trainer, TrainingArguments, set_seed
 from transformers.trainer_utils import TrainOutput
 
+from st_contrastive.config.pretraining import MaskedLMPretraining
 from st_contrastive.distributed import has_accelerator, is_main_process, main_process_first, world_size
 from st_contrastive.pretraining.block_masking import BlockMaskingCollator
 from st_contrastive.pretraining.blocks import train_and_held_out_blocks
@@ -37,21 +38,21 @@ def pretrain_masked_lm(
     output_dir: str | Path,
     *,
     tokenizer: BertTokenizerFast | None = None,
-    vocab_size: int = 8000,
-    hidden_size: int = 256,
-    num_layers: int = 4,
-    num_heads: int = 4,
-    max_seq_length: int = 128,
-    batch_size: int = 32,
-    learning_rate: float = 5e-4,
-    warmup_ratio: float = 0.06,
-    max_steps: int = 10_000,
-    max_minutes: float | None = None,
-    mlm_probability: float = 0.15,
-    seed: int = 0,
-    bf16: bool = False,
-    dropout: float = 0.0,
-    eval_blocks: int = 256,
+    vocab_size: int = MaskedLMPretraining.vocab_size,
+    hidden_size: int = MaskedLMPretraining.hidden_size,
+    num_layers: int = MaskedLMPretraining.num_layers,
+    num_heads: int = MaskedLMPretraining.num_heads,
+    max_seq_length: int = MaskedLMPretraining.max_seq_length,
+    batch_size: int = MaskedLMPretraining.batch_size,
+    learning_rate: float = MaskedLMPretraining.learning_rate,
+    warmup_ratio: float = MaskedLMPretraining.warmup_ratio,
+    max_steps: int = MaskedLMPretraining.max_steps,
+    max_minutes: float | None = MaskedLMPretraining.max_minutes,
+    mlm_probability: float = MaskedLMPretraining.mlm_probability,
+    seed: int = MaskedLMPretraining.seed,
+    bf16: bool = MaskedLMPretraining.bf16,
+    dropout: float = MaskedLMPretraining.dropout,
+    eval_blocks: int = MaskedLMPretraining.eval_blocks,
     logging_steps: int | None = None,
     save_steps: int = 500,
     resume: bool = False,
@@ -82,13 +83,24 @@ def pretrain_masked_lm(
     started = time.monotonic()
     output_dir = Path(output_dir)
     checkpoints = output_dir / "checkpoints"
-    settings = {
-        "vocab_size": vocab_size, "hidden_size": hidden_size, "num_layers": num_layers, "num_heads": num_heads,
-        "max_seq_length": max_seq_length, "batch_size": batch_size, "learning_rate": learning_rate,
-        "warmup_ratio": warmup_ratio, "max_steps": max_steps, "max_minutes": max_minutes,
-        "mlm_probability": mlm_probability, "seed": seed, "bf16": bf16, "dropout": dropout,
-        "eval_blocks": eval_blocks,
-    }  # fmt: skip
+    # Refuses a bad argument, naming it, before any work.
+    settings = MaskedLMPretraining(
+        vocab_size=vocab_size,
+        hidden_size=hidden_size,
+        num_layers=num_layers,
+        num_heads=num_heads,
+        max_seq_length=max_seq_length,
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        warmup_ratio=warmup_ratio,
+        max_steps=max_steps,
+        max_minutes=max_minutes,
+        mlm_probability=mlm_probability,
+        seed=seed,
+        bf16=bf16,
+        dropout=dropout,
+        eval_blocks=eval_blocks,
+    ).to_dict()  # fmt: skip
     documents = texts if isinstance(texts, Dataset) else Dataset.from_dict({"text": list(texts)})
     documents = documents.select_columns(["text"])
     tokenizer = prepare_tokenizer(documents, output_dir, tokenizer, settings, resume)

@@ -19,7 +19,7 @@ from st_contrastive.config.evaluation import SPLITS, main_score
 from st_contrastive.data_dir import SHARED_CORPORA, SHARED_NLI, SHARED_TEXT_CLASSIFICATION
 from st_contrastive.default_model import HUB_ID as DEFAULT_MODEL_HUB_ID
 
-# What a recipe records as its base model when --model is not given (results.json's "model").
+# What a recipe records as its base model when no model is given (results.json's "model").
 DEFAULT_MODEL_LABEL = "all-MiniLM-L6-v2 (default-model extra)"
 # The Hub datasets the shared data were taken from (../shared/data/SOURCES.md); the Gutenberg books have no one
 # Hub dataset, so they are named in the card's text only.

@@ -6,6 +6,7 @@ import re
 import shutil
 from pathlib import Path
 
+from st_contrastive.arguments import require
 from st_contrastive.publishing.model_card import needs_remote_code, write_model_card
 
 UPLOAD_FOLDER = "hub-upload"
@@ -15,10 +16,14 @@ LEFT_OUT = ("checkpoints", "head-warmup", "masked-lm", UPLOAD_FOLDER, "*.log")
 _REPO_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
 
-def check_repo_id(repo_id: str, option: str = "--repo-id") -> None:
+def check_repo_id(repo_id: str) -> None:
     """A Hub repository id must be ``USER/NAME`` (checked before any training or upload starts)."""
-    if not _REPO_ID.match(repo_id or ""):
-        raise ValueError(f"{option} {repo_id!r} is not a Hub repository id: write it as USER/NAME or ORG/NAME")
+    require(
+        "repo_id",
+        repo_id,
+        bool(_REPO_ID.match(repo_id or "")),
+        "is not a Hub repository id: write it as USER/NAME or ORG/NAME",
+    )
 
 
 def prepare_upload(run_dir: str | Path, repo_id: str) -> Path:
@@ -28,7 +33,7 @@ def prepare_upload(run_dir: str | Path, repo_id: str) -> Path:
     run_dir = Path(run_dir)
     for needed, why in (("modules.json", "a saved SentenceTransformer"), ("results.json", "a finished run")):
         if not (run_dir / needed).exists():
-            raise FileNotFoundError(f"{run_dir} has no {needed}: publish {why} (the --output folder of a recipe)")
+            raise FileNotFoundError(f"{run_dir} has no {needed}: publish {why} (the output folder of a training run)")
     write_model_card(run_dir, repo_id)  # before copying: a run without a card fails with nothing copied
     folder = run_dir / UPLOAD_FOLDER
     shutil.rmtree(folder, ignore_errors=True)

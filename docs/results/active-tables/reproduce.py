@@ -298,7 +298,7 @@ DIFFERENCES = "test-kmeans-against-setfit"
 def metrics(run: str, runs: Path = HERE.parent) -> list[dict]:
     folder = runs / run
     if not (folder / "metrics.json").exists():
-        from st_contrastive.cli import main as cli_main
+        from st_contrastive.commands.cli import main as cli_main
 
         cli_main([*RUNS[run], "--output", str(folder)])
     return json.loads((folder / "metrics.json").read_text())

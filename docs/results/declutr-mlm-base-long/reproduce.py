@@ -67,7 +67,7 @@ BASE_ROW = "base (mean pooling)"  # the ablation's name for the untrained base
 def ablation() -> dict:
     kept = HERE / "ablation.json"
     if not kept.exists():
-        from st_contrastive.cli import main as cli_main
+        from st_contrastive.commands.cli import main as cli_main
 
         if not Path("runs/mlm-base/config.json").exists():
             cli_main(BASE)

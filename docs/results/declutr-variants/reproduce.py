@@ -39,7 +39,7 @@ def variant(name: str, runs: Path) -> dict:
     """Scores (× 100) before and after, and the minutes of head-only and joint training."""
     output = runs / name
     if not (output / "results.json").exists():
-        from st_contrastive.cli import main as cli_main
+        from st_contrastive.commands.cli import main as cli_main
 
         cli_main([*COMMAND, *VARIANTS[name][1], "--output", str(output), "--overwrite"])
     results = json.loads((output / "results.json").read_text())

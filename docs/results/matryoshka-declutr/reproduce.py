@@ -63,7 +63,7 @@ def truncated(output: Path) -> dict:
 
 
 def one_seed(seed: int, runs: Path) -> dict:
-    from st_contrastive.cli import main as cli_main
+    from st_contrastive.commands.cli import main as cli_main
 
     rows = {}
     for arm in ("plain", "matryoshka"):

@@ -63,7 +63,7 @@ def nli_dev_accuracy(output: Path) -> dict:
 
 
 def one_seed(seed: int, args) -> dict:
-    from st_contrastive.cli import main as cli_main
+    from st_contrastive.commands.cli import main as cli_main
 
     rows = {}
     for arm in ARMS:

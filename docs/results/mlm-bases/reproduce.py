@@ -110,7 +110,7 @@ AVERAGES = ("sts", "transfer")  # the chain table's columns in bold where highes
 
 
 def cli(argv: list[str]) -> None:
-    from st_contrastive.cli import main as cli_main
+    from st_contrastive.commands.cli import main as cli_main
 
     cli_main(argv)
 

@@ -69,7 +69,7 @@ def measure(name: str, runs: Path) -> dict:
     full = output / "evaluation_results.json"
     if not full.exists():
         with results_script.worktree(BEFORE) as code:
-            cli, environment = [sys.executable, "-m", "st_contrastive.cli"], results_script.environment(code)
+            cli, environment = [sys.executable, "-m", "st_contrastive.commands.cli"], results_script.environment(code)
             if not (output / "results.json").exists():
                 start = time.perf_counter()
                 subprocess.run(

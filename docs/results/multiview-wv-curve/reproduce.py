@@ -42,7 +42,7 @@ ARMS = {"dep,seq": "DEP, SEQ", "seq,seq": "SEQ, SEQ"}
 def run(views: str, trained: bool, runs: Path) -> dict:
     output = runs / f"curve-{'' if trained else 'random-'}{views.replace(',', '-')}"
     if not (output / "results.json").exists():
-        from st_contrastive.cli import main as cli_main
+        from st_contrastive.commands.cli import main as cli_main
 
         cli_main(
             [

@@ -43,7 +43,7 @@ HERE = Path(__file__).resolve().parent
 
 def run(views: str, trained: bool, seed: int, runs: Path, vocab_size: int) -> dict:
     """One run's scores (× 100), loss, training seconds and wall seconds (training, evaluation and loading)."""
-    from st_contrastive.cli import main as cli_main
+    from st_contrastive.commands.cli import main as cli_main
 
     output = runs / f"{'' if trained else 'random-'}{views.replace(',', '-')}-seed{seed}"
     wall = output / "wall_seconds.txt"

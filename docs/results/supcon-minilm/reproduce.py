@@ -84,7 +84,7 @@ def mean_pooled(path: Path) -> None:
 def sweep_scores(name: str, runs: Path) -> dict:
     output = runs / name
     if not (output / "sweep.json").exists():
-        from st_contrastive.cli import main as cli_main
+        from st_contrastive.commands.cli import main as cli_main
 
         if MEAN_POOLED in SWEEPS[name] and not (Path(MEAN_POOLED) / "modules.json").exists():
             mean_pooled(Path(MEAN_POOLED))

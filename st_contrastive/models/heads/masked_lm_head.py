@@ -1,5 +1,5 @@
 """The masked-language-model head of an encoder, run on token embeddings the encoder already computed (its inputs
-are masked by :func:`st_contrastive.data.masking.mask_tokens`)."""
+are masked by :func:`st_contrastive.models.masking.mask_tokens`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from transformers import AutoModelForMaskedLM
 from transformers.modeling_outputs import BaseModelOutput
 from transformers.utils import logging as transformers_logging
 
-from st_contrastive.data.masking import IGNORE_INDEX
+from st_contrastive.models.masking import IGNORE_INDEX
 
 logger = logging.getLogger(__name__)
 

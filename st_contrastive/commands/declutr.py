@@ -12,27 +12,23 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from st_contrastive import options
-from st_contrastive.config.evaluation import expand_tasks
-from st_contrastive.config.training import TrainSettings
-from st_contrastive.data_dir import SHARED_CORPORA
-from st_contrastive.options import OUTPUT, option
-from st_contrastive.recipes import shared_options as shared
-from st_contrastive.recipes.input_checks import (
+from st_contrastive.commands import options
+from st_contrastive.commands import shared_options as shared
+from st_contrastive.commands.input_checks import (
     SettingChecks,
-    check_training,
     in_hub_cache,
     is_sentence_encoder,
 )
-from st_contrastive.recipes.push import check_push
-from st_contrastive.recipes.run_folder import (
+from st_contrastive.commands.options import OUTPUT, option
+from st_contrastive.commands.push import check_push
+from st_contrastive.commands.run_folder import (
     check_output,
     check_resume,
     check_run_folder,
     clear_for_overwrite,
     input_paths,
 )
-from st_contrastive.recipes.training_run import (
+from st_contrastive.commands.training_run import (
     check_matryoshka_options,
     dev_curve_evaluator,
     evaluate_base,
@@ -40,14 +36,16 @@ from st_contrastive.recipes.training_run import (
     with_matryoshka,
     write_trained_run,
 )
+from st_contrastive.config.evaluation import expand_tasks
+from st_contrastive.config.objectives import DeCLUTRObjective, GradCache, Masking
+from st_contrastive.config.training import TrainSettings
+from st_contrastive.data.span_sampler import SHORT_DOCUMENTS, STRATEGIES
+from st_contrastive.data_dir import SHARED_CORPORA
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 logger = logging.getLogger(__name__)
-
-STRATEGIES = ("default", "adjacent", "subsuming")
-SHORT_DOCUMENTS = ("error", "skip", "shrink")
 
 
 SPANS = "span sampling (paper §3.2)"
@@ -67,17 +65,15 @@ class DeCLUTRConfig:
         "wiki",
         "documents: a shared corpus (wiki, books, both), a .jsonl(.gz)/.txt file, a "
         "saved dataset folder or a Hub dataset id",
-        deprecated=("--documents",),
     )
     text_field: str = shared.text_field()
-    max_rows: int | None = shared.max_rows(what="documents", deprecated=("--max-documents",))
+    max_rows: int | None = shared.max_rows(what="documents")
     num_anchors: int = option(2, group=SPANS, help="anchor spans per document (A)")
     num_positives: int = option(2, group=SPANS, help="positive spans per anchor (P)")
-    min_span_length: int = option(32, group=SPANS, deprecated=("--min-length",), help="shortest span in tokens (ℓ_min)")
+    min_span_length: int = option(32, group=SPANS, help="shortest span in tokens (ℓ_min)")
     max_span_length: int = option(
         512,
         group=SPANS,
-        deprecated=("--max-length",),
         help="longest span in tokens (ℓ_max); lowered to fit the model's position embeddings with its special tokens",
     )
     strategy: str = option(
@@ -101,10 +97,12 @@ class DeCLUTRConfig:
         "anchors of ℓ_max tokens and their gaps: skip and count them (the paper kept only "
         "documents of 2·A·ℓ_max tokens or more), stop with an error, or shrink their spans",
     )
-    temperature: float = option(0.05, group=OBJECTIVE, help="NT-Xent temperature τ")
-    contrastive_weight: float = option(1.0, group=OBJECTIVE, help="weight of NT-Xent (0: MLM only)")
-    mlm_weight: float = option(1.0, group=OBJECTIVE, help="weight of MLM (0: contrastive only)")
-    mlm_probability: float = option(0.15, group=OBJECTIVE, help="share of anchor tokens masked")
+    temperature: float = option(DeCLUTRObjective.temperature, group=OBJECTIVE, help="NT-Xent temperature τ")
+    contrastive_weight: float = option(
+        DeCLUTRObjective.contrastive_weight, group=OBJECTIVE, help="weight of NT-Xent (0: MLM only)"
+    )
+    mlm_weight: float = option(DeCLUTRObjective.mlm_weight, group=OBJECTIVE, help="weight of MLM (0: contrastive only)")
+    mlm_probability: float = option(Masking.mlm_probability, group=OBJECTIVE, help="share of anchor tokens masked")
     mini_batch_size: int = option(
         0,
         group=OBJECTIVE,
@@ -145,6 +143,29 @@ class DeCLUTRConfig:
     option_help: ClassVar[dict[str, str]] = {"batch_size": "documents per batch (N)"}
 
 
+# SpanSampler's arguments by the options that set them (where the names differ).
+SPAN_OPTIONS = {"min_length": "--min-span-length", "max_length": "--max-span-length"}
+# The library arguments a message about the data may name, by the options that set them.
+ARGUMENT_OPTIONS = SPAN_OPTIONS | {"short_documents": "--short-documents", "text_field": "--text-field"}
+
+
+def span_sampler(config: DeCLUTRConfig, max_length: int | None = None):
+    """The run's SpanSampler: the options as given, or with spans of at most ``max_length`` tokens (what the model
+    takes, the shortest lowered with it)."""
+    from st_contrastive.data.span_sampler import SpanSampler
+
+    return SpanSampler(
+        num_anchors=config.num_anchors,
+        num_positives=config.num_positives,
+        min_length=config.min_span_length if max_length is None else min(config.min_span_length, max_length),
+        max_length=config.max_span_length if max_length is None else max_length,
+        strategy=config.strategy,
+        min_anchor_gap=config.min_anchor_gap,
+        short_documents=config.short_documents,
+        seed=config.training.seed,
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     return options.build_parser(
         DeCLUTRConfig,
@@ -162,36 +183,21 @@ def check_inputs(config: DeCLUTRConfig) -> Path | None:
     checks.model(config.model)
     checks.source(config.dataset, "--dataset", tuple(SHARED_CORPORA))
     checks.at_least("--max-rows", config.max_rows, 1)
-    checks.at_least("--num-anchors", config.num_anchors, 1)
-    checks.at_least("--num-positives", config.num_positives, 1)
-    checks.at_least("--min-span-length", config.min_span_length, 1)
-    checks.at_least("--max-span-length", config.max_span_length, 1)
-    if 1 <= config.max_span_length < config.min_span_length:
-        checks.add(
-            "--max-span-length",
-            config.max_span_length,
-            f"is below --min-span-length {config.min_span_length}: raise it, or lower --min-span-length",
-        )
-    checks.choice("--strategy", config.strategy, STRATEGIES)
-    checks.at_least("--min-anchor-gap", config.min_anchor_gap, 0)
-    checks.choice("--short-documents", config.short_documents, SHORT_DOCUMENTS)
-    checks.above("--temperature", config.temperature)
-    checks.at_least("--contrastive-weight", config.contrastive_weight, 0)
-    checks.at_least("--mlm-weight", config.mlm_weight, 0)
-    if config.contrastive_weight == 0 and config.mlm_weight == 0:
-        checks.add("--mlm-weight", 0, "and --contrastive-weight 0 leave nothing to train: make one of them positive")
-    checks.within("--mlm-probability", config.mlm_probability, 0, 1)
+    checks.rule(lambda: span_sampler(config), **SPAN_OPTIONS)
+    checks.rule(lambda: DeCLUTRObjective(config.temperature, config.contrastive_weight, config.mlm_weight))
+    checks.rule(lambda: Masking(config.mlm_probability))
     if config.mlm_weight > 0 and config.mlm_probability == 0:
         checks.add(
             "--mlm-probability", 0, "masks no token, so MLM has nothing to predict: raise it, or set --mlm-weight 0"
         )
-    if config.mini_batch_size < 0 or (config.mini_batch_size and config.contrastive_weight <= 0):
-        checks.add(
-            "--mini-batch-size",
-            config.mini_batch_size,
-            "GradCache needs a positive size and the "
-            "contrastive term (--contrastive-weight > 0); use 0 for MLM-only training",
-        )
+    if config.mini_batch_size:
+        checks.rule(lambda: GradCache(config.mini_batch_size))
+        if config.contrastive_weight == 0:
+            checks.add(
+                "--mini-batch-size",
+                config.mini_batch_size,
+                "GradCache needs the contrastive term (--contrastive-weight > 0); use 0 for MLM-only training",
+            )
     checks.at_least("--mlm-head-warmup-steps", config.mlm_head_warmup_steps, 0)
     checks.above("--mlm-head-learning-rate", config.mlm_head_learning_rate)
     checks.call("--eval-tasks", config.eval_tasks, lambda: expand_tasks(config.eval_tasks))
@@ -199,7 +205,6 @@ def check_inputs(config: DeCLUTRConfig) -> Path | None:
     checks.at_least("--eval-max-rows", config.eval_max_rows, 1)
     check_matryoshka_options(checks, config)
     checks.call("--push-to-hub", config.push_to_hub, lambda: check_push(config.push_to_hub))
-    check_training(checks, config.training)
     output = known_output(config)
     if output is not None:
         check_run_folder(checks, config, output)
@@ -253,26 +258,12 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from st_contrastive.data import DeCLUTRDataCollator, SpanSampler, load_corpus, prepare_declutr_dataset
+    from st_contrastive.data import DeCLUTRDataCollator, load_corpus, prepare_declutr_dataset
     from st_contrastive.data.declutr_collator import input_token_limit, special_token_template
     from st_contrastive.default_model import default_model
     from st_contrastive.distributed import is_distributed
     from st_contrastive.losses import CachedDeCLUTRLoss, DeCLUTRLoss
 
-    def span_sampler(max_length: int) -> SpanSampler:
-        return SpanSampler(
-            num_anchors=config.num_anchors,
-            num_positives=config.num_positives,
-            min_length=min(config.min_span_length, max_length),
-            max_length=max_length,
-            strategy=config.strategy,
-            min_anchor_gap=config.min_anchor_gap,
-            short_documents=config.short_documents,
-            seed=config.training.seed,
-            messages_for="command-line",
-        )
-
-    span_sampler(config.max_span_length)  # bad span settings stop here, before the model and the corpus load
     documents = load_corpus(config.dataset, config.text_field, limit=config.max_rows)
     torch.manual_seed(config.training.seed)
     model = SentenceTransformer(config.model or default_model())
@@ -303,7 +294,7 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
             if max_length < config.min_span_length
             else "",
         )
-    sampler = span_sampler(max_length)
+    sampler = span_sampler(config, max_length)
     dataset = prepare_declutr_dataset(documents, model.tokenizer, sampler)
     logger.info("Training on %d documents", len(dataset))
     mlm_probability = config.mlm_probability if config.mlm_weight > 0 else 0.0

@@ -17,16 +17,17 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from st_contrastive import options
+from st_contrastive.commands import options
+from st_contrastive.commands import shared_options as shared
+from st_contrastive.commands.input_checks import SettingChecks
+from st_contrastive.commands.options import OUTPUT, TRAINING, option
+from st_contrastive.commands.push import refuse_push_in_comparison
+from st_contrastive.commands.run_folder import continue_or_restart, refuse_in_comparison
+from st_contrastive.commands.supcon import SupConNLIConfig, check_inputs, train_supcon_nli
+from st_contrastive.commands.supcon import build_parser as supcon_parser
 from st_contrastive.config.evaluation import averages, expand_tasks, main_score
+from st_contrastive.config.objectives import NLISupConObjective
 from st_contrastive.default_model import default_model
-from st_contrastive.options import OUTPUT, TRAINING, option
-from st_contrastive.recipes import shared_options as shared
-from st_contrastive.recipes.input_checks import SettingChecks
-from st_contrastive.recipes.push import refuse_push_in_comparison
-from st_contrastive.recipes.run_folder import continue_or_restart, refuse_in_comparison
-from st_contrastive.recipes.supcon_nli import SupConNLIConfig, check_inputs, train_supcon_nli
-from st_contrastive.recipes.supcon_nli import build_parser as supcon_parser
 
 BASELINE = "ce-only"
 
@@ -63,7 +64,6 @@ class SweepConfig:
     supcon_weight: list[float] = option(
         [0, 0.1, 0.3, 0.5, 1.0],
         group=TRAINING,
-        deprecated=("--weights",),
         help="the λ values swept; 0 is the CE-only baseline",
     )
     candidates: list[tuple] = option(
@@ -74,7 +74,7 @@ class SweepConfig:
     )
     eval_tasks: list[str] = shared.eval_tasks(["sts", "transfer"], when="for the base and every variant")
     eval_max_rows: int | None = shared.eval_max_rows()
-    no_base_eval: bool = shared.no_base_eval(deprecated=("--skip-base",))
+    no_base_eval: bool = shared.no_base_eval()
     rerun: bool = option(False, group=OUTPUT, help="retrain variants that already have results")
     output: str = shared.output("runs/supcon-sweep", help="folder for the variants and the table")
 
@@ -159,13 +159,13 @@ def check_sweep(args: argparse.Namespace, runs: dict[str, SupConNLIConfig]) -> N
     checks.model(args.model)
     checks.call("--eval-tasks", args.eval_tasks, lambda: expand_tasks(args.eval_tasks))
     for weight in args.supcon_weight:
-        checks.within("--supcon-weight", weight, 0, 1, high_included=True, why=" (λ: 0 = CE only, 1 = SupCon only)")
+        checks.rule(lambda weight=weight: NLISupConObjective(supcon_weight=weight))
     checks.at_least("--eval-max-rows", args.eval_max_rows, 1)
     if Path(args.output).is_file():
         checks.add("--output", args.output, "is a file: pass a folder for the variants")
     for config in runs.values():
         reused = (Path(config.output) / "results.json").exists() and not args.rerun
-        if reused or not 0 <= config.supcon_weight <= 1:  # a bad weight is named as --supcon-weight above
+        if reused or checks.problems:  # a bad weight is named once, above, not once per variant
             continue
         checks.include(check_inputs, config)
     checks.done()

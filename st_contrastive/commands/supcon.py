@@ -12,17 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from st_contrastive import options
-from st_contrastive.config.active_learning import RoundTraining
-from st_contrastive.config.evaluation import expand_tasks
-from st_contrastive.config.training import TrainSettings
-from st_contrastive.data_dir import SHARED_NLI
-from st_contrastive.options import option, same_option
-from st_contrastive.recipes import shared_options as shared
-from st_contrastive.recipes.input_checks import SettingChecks, check_training
-from st_contrastive.recipes.push import check_push
-from st_contrastive.recipes.run_folder import check_run_folder, clear_for_overwrite
-from st_contrastive.recipes.training_run import (
+from st_contrastive.commands import options
+from st_contrastive.commands import shared_options as shared
+from st_contrastive.commands.input_checks import SettingChecks
+from st_contrastive.commands.options import option, same_option
+from st_contrastive.commands.push import check_push
+from st_contrastive.commands.run_folder import check_run_folder, clear_for_overwrite
+from st_contrastive.commands.training_run import (
     check_matryoshka_dims,
     check_matryoshka_options,
     dev_curve_evaluator,
@@ -31,10 +27,13 @@ from st_contrastive.recipes.training_run import (
     with_matryoshka,
     write_trained_run,
 )
+from st_contrastive.config.active_learning import RoundTraining
+from st_contrastive.config.evaluation import expand_tasks
+from st_contrastive.config.objectives import SIMILARITIES, GradCache, NLISupConObjective
+from st_contrastive.config.training import TrainSettings
+from st_contrastive.data_dir import SHARED_NLI
 
 logger = logging.getLogger(__name__)
-
-SIMILARITIES = ("cosine", "dot")
 
 
 def count(value: str) -> str | int:
@@ -54,19 +53,24 @@ class SupConNLIConfig:
         "snli-dev+snli-test",
         "NLI data: snli-dev, snli-test (joined with +), a .tsv/.jsonl "
         "file, or a Hub dataset id such as stanfordnlp/snli",
-        deprecated=("--train",),
     )
     split: str = option("train", help="split of a Hub dataset")
-    max_rows: int | None = shared.max_rows(what="pairs", deprecated=("--max-pairs",))
+    max_rows: int | None = shared.max_rows(what="pairs")
     supcon_weight: float = option(
-        0.3,
+        NLISupConObjective.supcon_weight,
         group=OBJECTIVE,
         help="λ: 0 = CE only, 1 = SupCon only (0.3 best for STS, 0.1 best for transfer in the paper)",
     )
-    temperature: float = option(1.0, group=OBJECTIVE, help="SupCon temperature τ")
-    positives: str | int = option("all", group=OBJECTIVE, type=count, help="entailed hypotheses per anchor: all or k")
-    negatives: str | int = option("all", group=OBJECTIVE, type=count, help="negative hypotheses per anchor: all or k")
-    similarity: str = option("cosine", group=OBJECTIVE, choices=SIMILARITIES, help="SupCon similarity")
+    temperature: float = option(NLISupConObjective.temperature, group=OBJECTIVE, help="SupCon temperature τ")
+    positives: str | int = option(
+        NLISupConObjective.positives, group=OBJECTIVE, type=count, help="entailed hypotheses per anchor: all or k"
+    )
+    negatives: str | int = option(
+        NLISupConObjective.negatives, group=OBJECTIVE, type=count, help="negative hypotheses per anchor: all or k"
+    )
+    similarity: str = option(
+        NLISupConObjective.similarity, group=OBJECTIVE, choices=SIMILARITIES, help="SupCon similarity"
+    )
     mini_batch_size: int = option(
         0,
         group=OBJECTIVE,
@@ -102,7 +106,7 @@ class SupConNLIConfig:
         "unset: this, better on SNLI dev in docs/loss-modifiers.md) or the head's "
         "CE at full size only",
     )
-    no_base_eval: bool = shared.no_base_eval(deprecated=("--skip-before",))
+    no_base_eval: bool = shared.no_base_eval()
     output: str | None = shared.output(help="output folder; default runs/<name>")
     name: str | None = shared.name("default supcon-nli-<λ>-<P>p<N>n, or ce-nli for λ=0")
     push_to_hub: str | None = shared.push_to_hub()
@@ -111,6 +115,13 @@ class SupConNLIConfig:
     )
 
     option_help: ClassVar[dict[str, str]] = {"batch_size": "pairs per batch (premise groups never split)"}
+
+
+def objective(config: SupConNLIConfig) -> NLISupConObjective:
+    """The loss's settings, which refuse a bad one (before any model loads, when the command checks its options)."""
+    return NLISupConObjective(
+        config.supcon_weight, config.temperature, config.positives, config.negatives, config.similarity
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -132,17 +143,11 @@ def check_inputs(config: SupConNLIConfig) -> Path:
     for part in config.dataset.split("+"):
         checks.source(part, "--dataset", tuple(SHARED_NLI))
     checks.at_least("--max-rows", config.max_rows, 1)
-    checks.within(
-        "--supcon-weight", config.supcon_weight, 0, 1, high_included=True, why=" (λ: 0 = CE only, 1 = SupCon only)"
-    )
-    checks.above("--temperature", config.temperature)
-    for flag, value in (("--positives", config.positives), ("--negatives", config.negatives)):
-        if value != "all" and not (isinstance(value, int) and value >= 1):
-            checks.add(flag, value, "use all, or a number of at least 1")
-    checks.choice("--similarity", config.similarity, SIMILARITIES)
+    checks.rule(lambda: objective(config))
     checks.above("--head-learning-rate", config.head_learning_rate)
     checks.at_least("--classifier-hidden-size", config.classifier_hidden_size, 1)
-    checks.at_least("--mini-batch-size", config.mini_batch_size, 0, why=" (0: one pass)")
+    if config.mini_batch_size:  # 0: one pass
+        checks.rule(lambda: GradCache(config.mini_batch_size))
     checks.call("--eval-tasks", config.eval_tasks, lambda: expand_tasks(config.eval_tasks))
     checks.at_least("--eval-batch-size", config.eval_batch_size, 1)
     checks.at_least("--eval-max-rows", config.eval_max_rows, 1)
@@ -154,7 +159,6 @@ def check_inputs(config: SupConNLIConfig) -> Path:
                 "--matryoshka-heads", config.matryoshka_heads, "needs --matryoshka-dims (the sizes of the heads)"
             )
     checks.call("--push-to-hub", config.push_to_hub, lambda: check_push(config.push_to_hub))
-    check_training(checks, config.training)
     output = Path(config.output or Path("runs") / (config.name or run_name(config)))
     check_run_folder(checks, config, output)
     checks.done()

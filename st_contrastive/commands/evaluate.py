@@ -9,7 +9,10 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from st_contrastive import options
+from st_contrastive.commands import options
+from st_contrastive.commands import shared_options as shared
+from st_contrastive.commands.input_checks import SettingChecks
+from st_contrastive.commands.options import EVALUATION, OUTPUT, option
 from st_contrastive.config.evaluation import (
     MRPC_FEATURES,
     SEED,
@@ -18,9 +21,6 @@ from st_contrastive.config.evaluation import (
     TransferProtocol,
     expand_tasks,
 )
-from st_contrastive.options import EVALUATION, OUTPUT, option
-from st_contrastive.recipes import shared_options as shared
-from st_contrastive.recipes.input_checks import SettingChecks
 
 SHORTCUTS_HELP = "; ".join(f"{name} = {' '.join(members)}" for name, members in SHORTCUTS.items())
 
@@ -39,14 +39,12 @@ class EvaluateConfig:
         ["sts", "transfer"],
         group=EVALUATION,
         metavar="TASK",
-        deprecated=("--tasks",),
         help=f"tasks to run, any of: {', '.join(VALID_TASKS)}; shortcuts: {SHORTCUTS_HELP}",
     )
-    eval_batch_size: int = shared.eval_batch_size(deprecated=("--batch-size",))
+    eval_batch_size: int = shared.eval_batch_size()
     eval_folds: int = option(
         10,
         group=EVALUATION,
-        deprecated=("--folds",),
         help="cross-validation folds (10, as "
         "SentEval): outer folds for MR/CR/SUBJ/MPQA, C-selection folds on train for TREC/MRPC",
     )
@@ -58,7 +56,6 @@ class EvaluateConfig:
     eval_max_rows: int | None = option(
         None,
         group=EVALUATION,
-        deprecated=("--max-rows",),
         help="quick runs only: the first N pairs of each STS split, a seeded random N rows of each transfer split",
     )
     mrpc_features: str = option(
@@ -103,6 +100,12 @@ def default_output(model: str) -> Path:
     return Path(model) / "evaluation_results.json" if Path(model).is_dir() else Path("evaluation_results.json")
 
 
+def transfer_protocol(args: EvaluateConfig):
+    """How the transfer tasks are validated, as the options say (its rules refuse a bad one)."""
+
+    return TransferProtocol(args.eval_folds, args.inner_folds, args.mrpc_features, args.seed)
+
+
 def check_inputs(args: EvaluateConfig) -> None:
     """Every option, from the arguments alone and before the model loads; all problems at once (a
     ``SettingError``)."""
@@ -114,10 +117,8 @@ def check_inputs(args: EvaluateConfig) -> None:
     checks.at_least("--eval-batch-size", args.eval_batch_size, 1)
     if args.device is not None and not re.fullmatch(r"(cpu|cuda|mps|xpu|npu|hpu)(:\d+)?", args.device):
         checks.add("--device", args.device, "use cpu, cuda, cuda:N, mps, xpu or npu")
-    checks.at_least("--eval-folds", args.eval_folds, 2)
-    checks.at_least("--inner-folds", args.inner_folds, 2)
+    checks.rule(lambda: transfer_protocol(args), folds="--eval-folds")
     checks.at_least("--eval-max-rows", args.eval_max_rows, 1)
-    checks.seed("--seed", args.seed)
     checks.at_least("--num-threads", args.num_threads, 1)
     checks.done()
 
@@ -138,7 +139,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         torch.set_num_threads(args.num_threads)
     model = SentenceTransformer(args.model, device=args.device, trust_remote_code=args.trust_remote_code)
     start = time.perf_counter()
-    protocol = TransferProtocol(args.eval_folds, args.inner_folds, args.mrpc_features, args.seed)
+    protocol = transfer_protocol(args)
     results = evaluate_model(
         model, tasks, args.eval_batch_size, args.eval_max_rows, protocol, show_progress=not args.no_progress
     )

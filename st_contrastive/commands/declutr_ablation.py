@@ -20,16 +20,16 @@ import json
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from st_contrastive import options
-from st_contrastive.options import TRAINING, option
-from st_contrastive.recipes import declutr as declutr_recipe
-from st_contrastive.recipes import shared_options as shared
-from st_contrastive.recipes import simcse as simcse_recipe
-from st_contrastive.recipes.declutr import DeCLUTRConfig, train_declutr
-from st_contrastive.recipes.declutr import build_parser as declutr_parser
-from st_contrastive.recipes.input_checks import SettingChecks
-from st_contrastive.recipes.push import refuse_push_in_comparison
-from st_contrastive.recipes.run_folder import (
+from st_contrastive.commands import declutr as declutr_recipe
+from st_contrastive.commands import options
+from st_contrastive.commands import shared_options as shared
+from st_contrastive.commands import simcse as simcse_recipe
+from st_contrastive.commands.declutr import DeCLUTRConfig, train_declutr
+from st_contrastive.commands.declutr import build_parser as declutr_parser
+from st_contrastive.commands.input_checks import SettingChecks
+from st_contrastive.commands.options import TRAINING, option
+from st_contrastive.commands.push import refuse_push_in_comparison
+from st_contrastive.commands.run_folder import (
     continue_or_restart,
     is_finished,
     refuse_in_comparison,

@@ -1,12 +1,12 @@
 """The options several commands share, each declared here once: a command's config class uses these fields.
 
 Their names are the option vocabulary (docs/options.md): one name per concept, sentence-transformers' and
-transformers' names where they have one. Old spellings are kept for one release as ``deprecated``.
+transformers' names where they have one.
 """
 
 from __future__ import annotations
 
-from st_contrastive.options import EVALUATION, MODEL_AND_DATA, OUTPUT, TRAINING, option
+from st_contrastive.commands.options import EVALUATION, MODEL_AND_DATA, OUTPUT, TRAINING, option
 
 DEFAULT_MODEL_HELP = "default all-MiniLM-L6-v2 from the default-model extra"
 
@@ -15,20 +15,19 @@ def model(help: str = f"base model: a local folder or Hub id; {DEFAULT_MODEL_HEL
     return option(None, group=MODEL_AND_DATA, help=help)
 
 
-def dataset(default: str, help: str, deprecated: tuple[str, ...] = ()):
+def dataset(default: str, help: str):
     """The training data of a command (documents, sentences, NLI pairs or labelled texts: its help says which)."""
-    return option(default, group=MODEL_AND_DATA, help=help, deprecated=deprecated)
+    return option(default, group=MODEL_AND_DATA, help=help)
 
 
 def text_field():
     return option("text", group=MODEL_AND_DATA, help="field of --dataset holding the text")
 
 
-def max_rows(default: int | None = None, what: str = "rows", deprecated: tuple[str, ...] = ()):
+def max_rows(default: int | None = None, what: str = "rows"):
     return option(
         default,
         group=MODEL_AND_DATA,
-        deprecated=deprecated,
         help=f"use only the first N {what} of --dataset (unset: all)",
     )
 
@@ -88,8 +87,8 @@ def eval_tasks(default: list[str], when: str = "before and after training"):
     )
 
 
-def eval_batch_size(default: int = 64, deprecated: tuple[str, ...] = ()):
-    return option(default, group=EVALUATION, deprecated=deprecated, help="batch size for encoding evaluation data")
+def eval_batch_size(default: int = 64):
+    return option(default, group=EVALUATION, help="batch size for encoding evaluation data")
 
 
 def eval_max_rows():
@@ -98,8 +97,8 @@ def eval_max_rows():
     )
 
 
-def no_base_eval(deprecated: tuple[str, ...] = ()):
-    return option(False, group=EVALUATION, deprecated=deprecated, help="do not evaluate the base model")
+def no_base_eval():
+    return option(False, group=EVALUATION, help="do not evaluate the base model")
 
 
 def evaluation_line(tasks: list[str], when: str = "before and after training") -> str:

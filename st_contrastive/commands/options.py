@@ -1,10 +1,17 @@
-"""Command-line options declared once: on the fields of a command's config dataclass.
+"""Command-line options declared once: on the fields of a command's config dataclass, and of the library's settings
+dataclasses it holds.
 
-Each field that is an option carries its help text, group and choices in its metadata (:func:`option`); the
-command's parser is generated from the class (:func:`build_parser`) and the parsed arguments become an instance of it
-(:func:`config_from_args`). A field whose type is itself a dataclass (``training: TrainSettings``) contributes its
-own options, with the defaults the enclosing command gives it. An old spelling of an option still works for one
-release and prints one line naming the new one.
+A command's own option carries its help text, group and choices in its metadata (:func:`option`). A field of a
+library settings dataclass (``TrainSettings``, ``ActiveLearningConfig``) is an option when its metadata has a
+``help`` text, as transformers' ``HfArgumentParser`` reads it; the library names no flag, so the command gives any
+flag other than ``--field-name`` (``option_flags``) and the group its options show in (the enclosing field's
+``group`` metadata). The command's parser is generated from the class (:func:`build_parser`) and the parsed
+arguments become an instance of it (:func:`config_from_args`), whose ``__post_init__`` rules then refuse a bad value
+(an ``ArgumentError``, which the command prints with the option's name).
+
+Why not ``HfArgumentParser`` itself: it has no argument groups, no flag of another name (``--objective`` for
+``objectives``), no ``--no-eval`` that empties a list, no optional-value flag (``nargs="?"``), no positional
+arguments and no nested dataclasses (``training: TrainSettings``), all of which the commands use.
 
 Nothing here imports torch: ``st-contrastive COMMAND --help`` builds its parser without waiting for it.
 """
@@ -13,11 +20,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 import types
 import typing
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from st_contrastive.arguments import ArgumentError
 
 # The groups every command shares, in the order --help shows them; a command adds its own between them.
 MODEL_AND_DATA = "model and data"
@@ -38,7 +46,6 @@ def option(
     nargs: str | None = None,
     positional: bool = False,
     const: Any = None,
-    deprecated: Sequence[str] = (),
     off: str | None = None,
     off_help: str | None = None,
 ) -> Any:
@@ -46,8 +53,7 @@ def option(
 
     ``help``, ``group``, ``choices``, ``metavar``, ``type`` and ``nargs`` are argparse's (type and nargs are read from
     the annotation when not given: ``int | None``, ``list[float]``, ``bool``), ``const`` the value of a flag given
-    without one (``nargs="?"``); ``positional`` makes it an argument
-    without a flag; ``deprecated`` lists old spellings that still work with a warning; ``off`` names a flag that
+    without one (``nargs="?"``); ``positional`` makes it an argument without a flag; ``off`` names a flag that
     sets the field to its empty value (``--no-eval`` for ``eval_tasks``). A list default is copied per instance."""
     spec = {
         "help": help,
@@ -59,7 +65,6 @@ def option(
         "nargs": nargs,
         "const": const,
         "positional": positional,
-        "deprecated": tuple(deprecated),
         "off": off,
         "off_help": off_help,
     }
@@ -75,16 +80,35 @@ def same_option(config_class: type, name: str, default: Any, **changes) -> Any:
     return option(default, **spec)
 
 
-def option_spec(field: dataclasses.Field) -> dict | None:
-    return field.metadata.get("option")
+def option_spec(field: dataclasses.Field, group: str = MODEL_AND_DATA) -> dict | None:
+    """How ``field`` is an option: a command's :func:`option` spec, or for a library settings field with a ``help``
+    text, that text (and its ``choices``) in ``group``; None when the field is no option."""
+    if "option" in field.metadata:
+        return field.metadata["option"]
+    if "help" not in field.metadata:
+        return None
+    return dict(
+        option(help=field.metadata["help"], group=group, choices=field.metadata.get("choices")).metadata["option"]
+    )
 
 
-def flag_of(field: dataclasses.Field) -> str:
-    """The option string of a field: ``--max-rows`` for ``max_rows``, or its ``flag``; positionals by metavar."""
+def flag_of(field: dataclasses.Field, flags: dict[str, str] | None = None) -> str:
+    """The option string of a field: ``--max-rows`` for ``max_rows``, or its ``flag`` (the command's ``flags`` for
+    a library field); positionals by metavar."""
     spec = option_spec(field) or {}
     if spec.get("positional"):
         return spec.get("metavar") or field.name.upper()
-    return spec.get("flag") or "--" + field.name.replace("_", "-")
+    return spec.get("flag") or (flags or {}).get(field.name) or "--" + field.name.replace("_", "-")
+
+
+def option_of(config_class: type, name: str) -> str:
+    """The option that sets the field ``name`` anywhere in ``config_class`` (nested settings included): what a
+    message about the argument ``name`` calls it on the command line."""
+    flags = getattr(config_class, "option_flags", {})
+    for field, _, _, _ in _option_fields(config_class, None):
+        if field.name == name:
+            return flag_of(field, flags)
+    return "--" + name.replace("_", "-")
 
 
 class DefaultsHelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
@@ -101,22 +125,29 @@ class DefaultsHelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.Argum
 def build_parser(config_class: type, prog: str, description: str) -> argparse.ArgumentParser:
     """The parser of a command whose options are the fields of ``config_class`` (and of its nested config
     dataclasses), in their groups. The class's ``option_help`` replaces a field's help text in this command
-    (``batch_size``: "documents per batch")."""
+    (``batch_size``: "documents per batch"), its ``option_flags`` the flag of a library field (``objectives``:
+    ``--objective``)."""
     parser = argparse.ArgumentParser(prog=prog, description=description, formatter_class=DefaultsHelpFormatter)
     help_overrides = getattr(config_class, "option_help", {})
+    flags = getattr(config_class, "option_flags", {})
     groups = {group.title: group for group in parser._action_groups}
-    for field, default, hint in _option_fields(config_class, None):
-        spec = option_spec(field)
+    for field, spec, default, hint in _option_fields(config_class, None):
         if spec["group"] not in groups:
             groups[spec["group"]] = parser.add_argument_group(spec["group"])
-        _add_option(groups[spec["group"]], field, spec, default, hint, help_overrides.get(field.name))
+        _add_option(groups[spec["group"]], field, spec, default, hint, help_overrides.get(field.name), flags)
     return parser
 
 
 def config_from_args(config_class: type, args: argparse.Namespace):
     """An instance of ``config_class`` from parsed arguments (nested config dataclasses filled from the same
-    names); a field that is not an option keeps its default."""
-    return _fill(config_class, args, None)
+    names); a field that is not an option keeps its default. A value the settings' rules refuse is an
+    ``ArgumentError`` naming the argument: it is raised again as a ``SettingError`` naming the option."""
+    from st_contrastive.commands.input_checks import refused_option
+
+    try:
+        return _fill(config_class, args, None)
+    except ArgumentError as error:
+        raise refused_option(error, option_of(config_class, error.argument)) from None
 
 
 def config_passed_on(config_class: type, parser: argparse.ArgumentParser, argv: list[str], prog: str):
@@ -133,7 +164,7 @@ def _fill(config_class: type, args: argparse.Namespace, defaults: Any):
         default = _default(field, defaults)
         if dataclasses.is_dataclass(hints[field.name]):
             values[field.name] = _fill(hints[field.name], args, default)
-        elif option_spec(field) is not None and hasattr(args, field.name):
+        elif (option_spec(field) is not None) and hasattr(args, field.name):
             values[field.name] = getattr(args, field.name)
         elif default is not dataclasses.MISSING:
             values[field.name] = default
@@ -153,17 +184,22 @@ def _default(field: dataclasses.Field, defaults: Any):
     return field.default
 
 
-def _option_fields(config_class: type, defaults: Any):
+def _option_fields(config_class: type, defaults: Any, group: str = MODEL_AND_DATA):
+    """(field, spec, default, annotation) of every option of ``config_class``; a nested settings dataclass's options
+    show in the group its field's metadata names, else in one named after the field."""
     hints = typing.get_type_hints(config_class)
     for field in dataclasses.fields(config_class):
         value = _default(field, defaults)
         if dataclasses.is_dataclass(hints[field.name]):
-            yield from _option_fields(hints[field.name], value)
-        elif option_spec(field) is not None:
-            yield field, value, hints[field.name]
+            # Named by the field that holds them unless it names a group: `training` options show in "training".
+            yield from _option_fields(
+                hints[field.name], value, field.metadata.get("group", field.name.replace("_", " "))
+            )
+        elif (spec := option_spec(field, group)) is not None:
+            yield field, spec, value, hints[field.name]
 
 
-def _add_option(group, field: dataclasses.Field, spec: dict, default, hint, help_override: str | None):
+def _add_option(group, field: dataclasses.Field, spec: dict, default, hint, help_override: str | None, flags: dict):
     kwargs = _argparse_kwargs(spec, default, hint)
     kwargs["help"] = help_override or spec["help"]
     if spec["positional"]:
@@ -172,17 +208,8 @@ def _add_option(group, field: dataclasses.Field, spec: dict, default, hint, help
         kwargs.setdefault("metavar", field.name.upper())
         group.add_argument(field.name, **kwargs)
         return
-    group.add_argument(flag_of(field), dest=field.name, **kwargs)
-    replacement = flag_of(field)
-    for old in spec["deprecated"]:
-        alias = dict(
-            kwargs,
-            help=argparse.SUPPRESS,
-            default=argparse.SUPPRESS,
-            replacement=replacement,
-            action=_deprecated(kwargs.get("action", "store")),
-        )
-        group.add_argument(old, dest=field.name, **alias)
+    flag = flag_of(field, flags)
+    group.add_argument(flag, dest=field.name, **kwargs)
     if spec["off"]:
         empty = [] if isinstance(default, list) else None
         group.add_argument(
@@ -191,7 +218,7 @@ def _add_option(group, field: dataclasses.Field, spec: dict, default, hint, help
             action="store_const",
             const=empty,
             default=argparse.SUPPRESS,
-            help=spec["off_help"] or f"skip it (the same as an empty {replacement})",
+            help=spec["off_help"] or f"skip it (the same as an empty {flag})",
         )
 
 
@@ -229,30 +256,3 @@ def _base_type(hint) -> tuple[type | None, bool]:
     if typing.get_origin(hint) is list:
         return typing.get_args(hint)[0], True
     return hint if isinstance(hint, type) else None, False
-
-
-_STORE_ACTIONS = {
-    "store": argparse._StoreAction,
-    "store_true": argparse._StoreTrueAction,
-    "store_false": argparse._StoreFalseAction,
-}
-
-
-def _deprecated(action: str) -> type[argparse.Action]:
-    """An action that does what ``action`` does after one line on stderr naming the option that replaces it."""
-    store = _STORE_ACTIONS[action]
-
-    class Deprecated(store):
-        def __init__(self, *args, replacement: str, **kwargs):
-            super().__init__(*args, **kwargs)
-            self.replacement = replacement
-
-        def __call__(self, parser, namespace, values, option_string=None):
-            print(
-                f"{parser.prog}: warning: {option_string} is deprecated and will be removed in the next release; "
-                f"use {self.replacement}",
-                file=sys.stderr,
-            )
-            super().__call__(parser, namespace, values, option_string)
-
-    return Deprecated

@@ -22,7 +22,7 @@ from st_contrastive.checkpoints import (
     resolve_resume_point,
     run_folder_of,
 )
-from st_contrastive.recipes.input_checks import SettingChecks, shown
+from st_contrastive.commands.input_checks import SettingChecks, shown
 
 logger = logging.getLogger(__name__)
 

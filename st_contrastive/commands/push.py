@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from st_contrastive import options
-from st_contrastive.options import OUTPUT, option
+from st_contrastive.commands import options
+from st_contrastive.commands.options import OUTPUT, option
 
 
 def check_push(repo_id: str | None) -> None:
@@ -23,7 +23,7 @@ def check_push(repo_id: str | None) -> None:
     if repo_id:
         from st_contrastive.publishing import check_repo_id  # here: publishing imports huggingface_hub
 
-        check_repo_id(repo_id, "--push-to-hub")
+        check_repo_id(repo_id)
 
 
 def refuse_push_in_comparison(parser: argparse.ArgumentParser, arguments: list[str]) -> None:
@@ -71,7 +71,7 @@ def check_inputs(args: PushConfig) -> None:
     """RUN_DIR must be a finished run and --repo-id a repository id, before anything loads or is written."""
     from pathlib import Path
 
-    from st_contrastive.recipes.input_checks import SettingChecks
+    from st_contrastive.commands.input_checks import SettingChecks
 
     checks = SettingChecks()
     run_dir = Path(args.run_dir)

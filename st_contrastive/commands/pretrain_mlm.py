@@ -12,13 +12,14 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from st_contrastive import options
+from st_contrastive.commands import options
+from st_contrastive.commands import shared_options as shared
+from st_contrastive.commands.input_checks import TOKENIZER_FILES, SettingChecks
+from st_contrastive.commands.options import EVALUATION, TRAINING, option, same_option
+from st_contrastive.commands.run_folder import check_output, clear_for_overwrite, setting_changes
+from st_contrastive.config.pretraining import MaskedLMPretraining
 from st_contrastive.config.training import TrainSettings
 from st_contrastive.data_dir import SHARED_CORPORA
-from st_contrastive.options import EVALUATION, TRAINING, option, same_option
-from st_contrastive.recipes import shared_options as shared
-from st_contrastive.recipes.input_checks import TOKENIZER_FILES, SettingChecks
-from st_contrastive.recipes.run_folder import check_output, clear_for_overwrite, setting_changes
 
 FINISHED = "pretraining.json"
 SETTINGS = "pretraining_settings.json"  # written when training starts (pretraining.masked_lm)
@@ -41,46 +42,60 @@ class PretrainMLMConfig:
         "chunks), 'both', or a path: .jsonl / .jsonl.gz (one JSON object per line, text in "
         "--text-field), .txt (one document per line, or per blank-line separated block if the "
         "file has blank lines), a saved Dataset folder, or a Hub dataset id",
-        deprecated=("--corpus",),
     )
     text_field: str = shared.text_field()
-    max_rows: int | None = shared.max_rows(what="documents of each corpus", deprecated=("--max-documents",))
+    max_rows: int | None = shared.max_rows(what="documents of each corpus")
     tokenizer: str | None = option(
         None, help="path or Hub id of an existing tokenizer; default: train a new WordPiece one"
     )
-    vocab_size: int = option(8000, help="WordPiece vocabulary size when training one")
-    max_seq_length: int = option(128, help="tokens per packed block, [CLS] and [SEP] included")
-    eval_blocks: int = option(256, group=EVALUATION, help="held-out blocks for the MLM loss (at most 1/10)")
-    hidden_size: int = option(256, group=MODEL, help="BERT hidden size (feed-forward is 4x)")
-    num_layers: int = option(4, group=MODEL, help="transformer layers")
-    num_heads: int = option(4, group=MODEL, help="attention heads")
-    batch_size: int = same_option(TrainSettings, "batch_size", 32, help="blocks per step and process")
-    learning_rate: float = same_option(TrainSettings, "learning_rate", 5e-4, help="peak AdamW learning rate")
-    warmup_ratio: float = same_option(TrainSettings, "warmup_ratio", 0.06)
+    vocab_size: int = option(MaskedLMPretraining.vocab_size, help="WordPiece vocabulary size when training one")
+    max_seq_length: int = option(
+        MaskedLMPretraining.max_seq_length, help="tokens per packed block, [CLS] and [SEP] included"
+    )
+    eval_blocks: int = option(
+        MaskedLMPretraining.eval_blocks, group=EVALUATION, help="held-out blocks for the MLM loss (at most 1/10)"
+    )
+    hidden_size: int = option(
+        MaskedLMPretraining.hidden_size, group=MODEL, help="BERT hidden size (feed-forward is 4x)"
+    )
+    num_layers: int = option(MaskedLMPretraining.num_layers, group=MODEL, help="transformer layers")
+    num_heads: int = option(MaskedLMPretraining.num_heads, group=MODEL, help="attention heads")
+    batch_size: int = same_option(
+        TrainSettings, "batch_size", MaskedLMPretraining.batch_size, help="blocks per step and process"
+    )
+    learning_rate: float = same_option(
+        TrainSettings, "learning_rate", MaskedLMPretraining.learning_rate, help="peak AdamW learning rate"
+    )
+    warmup_ratio: float = same_option(TrainSettings, "warmup_ratio", MaskedLMPretraining.warmup_ratio)
     max_steps: int = same_option(
-        TrainSettings, "max_steps", 10_000, help="optimizer steps; the learning rate decays to 0 at this step"
+        TrainSettings,
+        "max_steps",
+        MaskedLMPretraining.max_steps,
+        help="optimizer steps; the learning rate decays to 0 at this step",
     )
     max_minutes: float | None = option(
         None, group=TRAINING, help="stop after this many minutes of training, a guard (unset: no limit)"
     )
     mlm_probability: float = option(
-        0.15,
+        MaskedLMPretraining.mlm_probability,
         group=TRAINING,
         help="fraction of tokens masked (80/10/10) while training; the held-out loss always uses 0.15",
     )
     bf16: bool = same_option(
         TrainSettings, "bf16", False, help="bfloat16 autocast (~2x faster on CPUs with AVX512-BF16)"
     )
-    dropout: float = option(0.0, group=TRAINING, help="dropout while pretraining (the saved config gets BERT's 0.1)")
+    dropout: float = option(
+        MaskedLMPretraining.dropout, group=TRAINING, help="dropout while pretraining (the saved config gets BERT's 0.1)"
+    )
     save_steps: int = same_option(
         TrainSettings,
         "save_steps",
         500,
         help="write a resumable checkpoint to OUTPUT/checkpoints and measure the held-out loss every this many steps",
     )
-    seed: int = same_option(TrainSettings, "seed", 0)
+    seed: int = same_option(TrainSettings, "seed", MaskedLMPretraining.seed)
     num_threads: int | None = option(None, group=TRAINING, help="torch CPU threads (unset: torch's choice)")
-    # pretrain-mlm resumes in its own --output: the flag alone says so (the deprecated --resume was a bare flag).
+    # pretrain-mlm resumes in its own --output: the flag alone says so.
     resume_from_checkpoint: str | None = same_option(
         TrainSettings,
         "resume_from_checkpoint",
@@ -88,7 +103,6 @@ class PretrainMLMConfig:
         nargs="?",
         const="",
         metavar="OUTPUT",
-        deprecated=("--resume",),
         help="continue the interrupted run in --output from its last complete checkpoint (same options required)",
     )
     overwrite: bool = same_option(TrainSettings, "overwrite", False)
@@ -109,6 +123,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
 
+def pretraining(args: PretrainMLMConfig) -> MaskedLMPretraining:
+    """The run's pretraining settings, which refuse a bad one (before anything loads, when the options are checked)."""
+    return MaskedLMPretraining(**{name: getattr(args, name) for name in MaskedLMPretraining.__dataclass_fields__})
+
+
 def check_inputs(args: PretrainMLMConfig) -> None:
     """Every option, from the arguments alone and before anything heavy loads; all problems at once (a
     ``SettingError``)."""
@@ -117,28 +136,8 @@ def check_inputs(args: PretrainMLMConfig) -> None:
     checks.at_least("--max-rows", args.max_rows, 1)
     if args.tokenizer is not None:
         checks.model(args.tokenizer, "--tokenizer", files=TOKENIZER_FILES, what="a tokenizer")
-    checks.at_least("--vocab-size", args.vocab_size, 1)
-    checks.at_least("--max-seq-length", args.max_seq_length, 3, why=" ([CLS], [SEP] and a token)")
-    checks.at_least("--eval-blocks", args.eval_blocks, 1)
-    checks.at_least("--hidden-size", args.hidden_size, 1)
-    checks.at_least("--num-layers", args.num_layers, 1)
-    checks.at_least("--num-heads", args.num_heads, 1)
-    if args.hidden_size >= 1 and args.num_heads >= 1 and args.hidden_size % args.num_heads:
-        checks.add(
-            "--hidden-size",
-            args.hidden_size,
-            f"is not a multiple of --num-heads {args.num_heads} (each head takes an equal share)",
-        )
-    checks.at_least("--batch-size", args.batch_size, 1)
-    checks.above("--learning-rate", args.learning_rate)
-    checks.within("--warmup-ratio", args.warmup_ratio, 0, 1, why=" (a share of --max-steps)")
-    checks.at_least("--max-steps", args.max_steps, 1)
-    checks.above("--max-minutes", args.max_minutes)
-    if not 0 < args.mlm_probability < 1:
-        checks.add("--mlm-probability", args.mlm_probability, "must be above 0 and below 1 (a share of the tokens)")
-    checks.within("--dropout", args.dropout, 0, 1)
+    checks.rule(lambda: pretraining(args))
     checks.at_least("--save-steps", args.save_steps, 1)
-    checks.seed("--seed", args.seed)
     checks.at_least("--num-threads", args.num_threads, 1)
     output = Path(args.output)
     if args.resume_from_checkpoint and Path(args.resume_from_checkpoint) != output:
@@ -206,21 +205,7 @@ def main(argv: list[str] | None = None) -> dict:
         documents,
         args.output,
         tokenizer=tokenizer,
-        vocab_size=args.vocab_size,
-        hidden_size=args.hidden_size,
-        num_layers=args.num_layers,
-        num_heads=args.num_heads,
-        max_seq_length=args.max_seq_length,
-        batch_size=args.batch_size,
-        learning_rate=args.learning_rate,
-        warmup_ratio=args.warmup_ratio,
-        max_steps=args.max_steps,
-        max_minutes=args.max_minutes,
-        mlm_probability=args.mlm_probability,
-        seed=args.seed,
-        bf16=args.bf16,
-        dropout=args.dropout,
-        eval_blocks=args.eval_blocks,
+        **pretraining(args).to_dict(),
         save_steps=args.save_steps,
         resume=args.resume,
     )

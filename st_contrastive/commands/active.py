@@ -15,15 +15,16 @@ import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
-from st_contrastive import options
+from st_contrastive.commands import options
+from st_contrastive.commands import shared_options as shared
+from st_contrastive.commands.input_checks import SettingChecks, SettingError
+from st_contrastive.commands.options import OUTPUT, option
+from st_contrastive.commands.push import check_push, publish
+from st_contrastive.commands.run_folder import setting_changes
 from st_contrastive.config.active_learning import ActiveLearningConfig, only_adds_arms
 from st_contrastive.data_dir import SHARED_TEXT_CLASSIFICATION
-from st_contrastive.options import OUTPUT, option
-from st_contrastive.recipes import shared_options as shared
-from st_contrastive.recipes.input_checks import SettingChecks, SettingError
-from st_contrastive.recipes.push import check_push, publish
-from st_contrastive.recipes.run_folder import setting_changes
 
 logger = logging.getLogger(__name__)
 
@@ -37,13 +38,19 @@ class ActiveCommand:
         None,
         group=OUTPUT,
         metavar="RUN_DIR",
-        deprecated=("--resume",),
         help="continue the run in RUN_DIR with its own settings (after "
         "labelling its queries file, or after a crash); other options are "
         "ignored",
     )
     # Also with --resume-from-checkpoint: publish the model of the last round once the budget is reached.
     push_to_hub: str | None = shared.push_to_hub()
+
+    # The experiment's settings name a list of each; the command line takes one or more values per flag.
+    option_flags: ClassVar[dict[str, str]] = {
+        "objectives": "--objective",
+        "acquisitions": "--acquisition",
+        "references": "--reference",
+    }
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -78,10 +85,7 @@ def check_inputs(config: ActiveLearningConfig, push_to_hub: str | None = None) -
     """Every setting, from the arguments alone and before anything heavy loads; all problems at once (a
     ``SettingError``). The experiment's own checks (:meth:`ActiveLearningConfig.check`) come first."""
     checks = SettingChecks()
-    try:
-        config.check()
-    except ValueError as error:
-        checks.add("", None, str(error))
+    checks.rule(config.check, **ActiveCommand.option_flags)
     checks.source(config.dataset, "--dataset", tuple(SHARED_TEXT_CLASSIFICATION))
     if config.label_names is not None:
         if len(config.label_names) < 2:
@@ -90,27 +94,8 @@ def check_inputs(config: ActiveLearningConfig, push_to_hub: str | None = None) -
         if repeated:
             checks.add("--label-names", config.label_names, f"repeats {', '.join(repeated)}: name each label once")
     checks.model(config.model)
-    checks.at_least("--pool-size", config.pool_size, 1)
-    checks.at_least("--test-size", config.test_size, 1)
-    checks.at_least("--dev-size", config.dev_size, 1)
-    checks.at_least(
-        "--bald-samples",
-        config.bald_samples,
-        2 if "bald" in config.acquisitions else 1,
-        why=" (BALD compares MC dropout passes)" if "bald" in config.acquisitions else "",
-    )
-    training = config.training
-    checks.above("--epochs", training.epochs)
-    checks.at_least("--min-steps", training.min_steps, 0)
-    checks.at_least("--batch-size", training.batch_size, 1)
-    checks.above("--learning-rate", training.learning_rate)
-    checks.above("--head-learning-rate", training.head_learning_rate)
-    checks.within("--supcon-weight", training.supcon_weight, 0, 1, high_included=True)
-    checks.above("--temperature", training.temperature)
-    for rate in training.dropout_rates:
-        checks.within("--dropout-rates", rate, 0, 1, why=" (a dropout probability)")
-    checks.at_least("--siamese-repeats", training.siamese_repeats, 1)
-    checks.at_least("--max-seq-length", training.max_seq_length, 1)
+    if "bald" in config.acquisitions:
+        checks.at_least("--bald-samples", config.bald_samples, 2, why=" (BALD compares MC dropout passes)")
     if push_to_hub and not checks.problems:  # the count of arms needs valid --objective, --acquisition, --num-seeds
         checks.call("--push-to-hub", push_to_hub, lambda: check_published_arm(config, push_to_hub))
     saved = Path(config.output) / "config.json"

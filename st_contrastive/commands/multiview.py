@@ -11,17 +11,17 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar
 
-from st_contrastive import options
+from st_contrastive.commands import options
+from st_contrastive.commands import shared_options as shared
+from st_contrastive.commands.input_checks import SettingChecks, installed
+from st_contrastive.commands.options import EVALUATION, option
+from st_contrastive.commands.parse import SINGLE_FILE_CORPORA, check_corpus_file, corpus_file
+from st_contrastive.commands.push import check_push, publish
+from st_contrastive.commands.run_folder import check_run_folder, clear_for_overwrite, record_settings
+from st_contrastive.commands.training_run import dev_curve_evaluator
 from st_contrastive.config.evaluation import TransferProtocol, expand_tasks
 from st_contrastive.config.training import TrainSettings
 from st_contrastive.extras import MissingExtra
-from st_contrastive.options import EVALUATION, option
-from st_contrastive.recipes import shared_options as shared
-from st_contrastive.recipes.input_checks import SettingChecks, check_training, installed
-from st_contrastive.recipes.parse import SINGLE_FILE_CORPORA, check_corpus_file, corpus_file
-from st_contrastive.recipes.push import check_push, publish
-from st_contrastive.recipes.run_folder import check_run_folder, clear_for_overwrite, record_settings
-from st_contrastive.recipes.training_run import dev_curve_evaluator
 
 logger = logging.getLogger(__name__)
 
@@ -49,12 +49,9 @@ class MultiViewConfig:
         "books",
         "documents in reading order: a shared corpus (books, wiki) or a "
         ".jsonl(.gz)/.txt file; parsed once into --parse-cache",
-        deprecated=("--corpus",),
     )
     parsed: str | None = option(None, help="an already parsed corpus (st-contrastive parse output); replaces --dataset")
-    max_rows: int | None = option(
-        300, deprecated=("--max-documents",), help="parse only the first N documents of --dataset (0: all)"
-    )
+    max_rows: int | None = option(300, help="parse only the first N documents of --dataset (0: all)")
     max_sentences: int | None = option(None, help="train on the first N parsed sentences (unset: all)")
     parser: str = option(
         "spacy",
@@ -70,7 +67,6 @@ class MultiViewConfig:
     vocab_size: int = option(
         50_000,
         group=VIEW_OPTIONS,
-        deprecated=("--vocabulary-size",),
         help="most frequent corpus "
         "words with an embedding (the paper: 50K); with --word-vectors, the vectors' words the "
         "corpus uses most, then the others in the vectors' order",
@@ -159,7 +155,6 @@ def check_inputs(config: MultiViewConfig) -> Path:
     checks.at_least("--eval-max-rows", config.eval_max_rows, 1)
     checks.at_least("--eval-batch-size", config.eval_batch_size, 1)
     checks.call("--push-to-hub", config.push_to_hub, lambda: check_push(config.push_to_hub))
-    check_training(checks, config.training, zero_steps="evaluating the untrained encoders")
     output = Path(config.output or Path("runs") / f"multiview-{'-'.join(views)}")
     check_run_folder(checks, config, output)
     checks.done()

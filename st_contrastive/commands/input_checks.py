@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from st_contrastive.arguments import ArgumentError
 from st_contrastive.extras import MissingExtra
 
 # A Hub id: "name" or "owner/name", without a file extension a local file would have.
@@ -30,6 +31,11 @@ class SettingError(ValueError):
     def __init__(self, problems: Iterable[str]):
         self.problems = list(problems)
         super().__init__("\n".join(self.problems))
+
+
+def refused_option(error: ArgumentError, option: str) -> SettingError:
+    """A library rule's refusal, said of the option that set the argument: ``--temperature 0: must be above 0``."""
+    return SettingError([f"{option} {shown(error.value)}: {error.allowed}"])
 
 
 def shown(value) -> str:
@@ -60,6 +66,16 @@ class SettingChecks:
         if self.problems:
             raise SettingError(self.problems)
 
+    def rule(self, build: Callable[[], object], **options: str) -> None:
+        """Build library settings (``DeCLUTRObjective(...)``, ``SpanSampler(...)``) from the options, so that their
+        own rules judge them; a refusal is recorded under the option that set the argument (``options`` maps an
+        argument to its option where the names differ: ``max_length="--max-span-length"``)."""
+        try:
+            build()
+        except ArgumentError as error:
+            option = options.get(error.argument, "--" + error.argument.replace("_", "-"))
+            self.problems += refused_option(error, option).problems
+
     # Numbers ---------------------------------------------------------------------------------------------------
     def at_least(self, option: str, value, minimum, why: str = "") -> None:
         """``value >= minimum``; an unset (None) option is left alone (it has its own meaning)."""
@@ -85,14 +101,13 @@ class SettingChecks:
             if item not in choices:
                 self.add(option, item, f"choose from {', '.join(choices)}")
 
-    def seed(self, option: str, value) -> None:
-        self.within(option, value, 0, 2**32, why=" (numpy takes 32-bit seeds)")
-
     # Checks that raise on their own ---------------------------------------------------------------------------
     def call(self, option: str, value, check: Callable[[], object]) -> None:
         """Run an existing check (a task list, a repository id) and record its error under ``option``."""
         try:
             check()
+        except ArgumentError as error:
+            self.problems += refused_option(error, option).problems
         except (ValueError, OSError) as error:
             message = str(error)
             self.add("", None, message if message.startswith(option) else f"{option} {shown(value)}: {message}")
@@ -242,22 +257,3 @@ def in_hub_cache(repo_id: str, files: tuple[str, ...] = MODEL_FILES) -> bool:
 
     snapshots = Path(constants.HF_HUB_CACHE) / f"models--{repo_id.replace('/', '--')}" / "snapshots"
     return any((snapshot / name).exists() for snapshot in snapshots.glob("*") for name in files)
-
-
-def check_training(checks: SettingChecks, settings, *, zero_steps: str = "") -> None:
-    """The optimisation options every training recipe shares (:class:`~st_contrastive.training.TrainSettings`).
-    ``zero_steps`` names what ``--max-steps 0`` means where a recipe allows it (multiview: no training)."""
-    checks.at_least("--batch-size", settings.batch_size, 1)
-    checks.above("--learning-rate", settings.learning_rate)
-    checks.at_least("--weight-decay", settings.weight_decay, 0)
-    checks.within("--warmup-ratio", settings.warmup_ratio, 0, 1, why=" (a share of the steps)")
-    checks.at_least("--max-grad-norm", settings.max_grad_norm, 0, why=" (0: no clipping)")
-    steps = settings.max_steps
-    if not (steps >= 1 or steps == -1 or (steps == 0 and zero_steps)):
-        zero = f", 0 for {zero_steps}" if zero_steps else ""
-        checks.add("--max-steps", steps, f"use a positive number of steps{zero}, or -1 to train for --epochs")
-    if steps == -1:
-        checks.above("--epochs", settings.epochs, why=" (or set --max-steps)")
-    checks.seed("--seed", settings.seed)
-    checks.at_least("--save-steps", settings.save_steps, 0, why=" (0: no checkpoints)")
-    checks.at_least("--eval-steps", settings.eval_steps, 0, why=" (0: no evaluation during training)")

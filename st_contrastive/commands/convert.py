@@ -16,9 +16,9 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from st_contrastive import options
-from st_contrastive.options import OUTPUT, option
-from st_contrastive.recipes.input_checks import SettingChecks, is_sentence_encoder
+from st_contrastive.commands import options
+from st_contrastive.commands.input_checks import SettingChecks, is_sentence_encoder
+from st_contrastive.commands.options import OUTPUT, option
 
 
 @dataclass

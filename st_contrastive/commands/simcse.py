@@ -14,16 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from st_contrastive import options
-from st_contrastive.config.evaluation import expand_tasks
-from st_contrastive.config.training import TrainSettings
-from st_contrastive.data_dir import SHARED_CORPORA
-from st_contrastive.options import TRAINING, option
-from st_contrastive.recipes import shared_options as shared
-from st_contrastive.recipes.input_checks import SettingChecks, check_training
-from st_contrastive.recipes.push import check_push
-from st_contrastive.recipes.run_folder import check_run_folder, clear_for_overwrite
-from st_contrastive.recipes.training_run import (
+from st_contrastive.commands import options
+from st_contrastive.commands import shared_options as shared
+from st_contrastive.commands.input_checks import SettingChecks
+from st_contrastive.commands.options import TRAINING, option
+from st_contrastive.commands.push import check_push
+from st_contrastive.commands.run_folder import check_run_folder, clear_for_overwrite
+from st_contrastive.commands.training_run import (
     check_matryoshka_dims,
     check_matryoshka_options,
     dev_curve_evaluator,
@@ -32,6 +29,9 @@ from st_contrastive.recipes.training_run import (
     with_matryoshka,
     write_trained_run,
 )
+from st_contrastive.config.evaluation import expand_tasks
+from st_contrastive.config.training import TrainSettings
+from st_contrastive.data_dir import SHARED_CORPORA
 
 logger = logging.getLogger(__name__)
 
@@ -46,10 +46,9 @@ class SimCSEConfig:
         "wiki",
         "documents to cut into sentences: a shared corpus (wiki, books, both), a "
         ".jsonl(.gz)/.txt file, a saved dataset folder or a Hub dataset id",
-        deprecated=("--documents",),
     )
     text_field: str = shared.text_field()
-    max_rows: int | None = shared.max_rows(what="documents", deprecated=("--max-documents",))
+    max_rows: int | None = shared.max_rows(what="documents")
     max_sentences: int = option(
         1_000_000, help="sentences to train on (fewer when --max-steps needs fewer, or the corpus has fewer)"
     )
@@ -93,7 +92,6 @@ def check_inputs(config: SimCSEConfig) -> Path:
     checks.at_least("--eval-max-rows", config.eval_max_rows, 1)
     check_matryoshka_options(checks, config)
     checks.call("--push-to-hub", config.push_to_hub, lambda: check_push(config.push_to_hub))
-    check_training(checks, config.training)
     output = Path(config.output or Path("runs") / "simcse")
     check_run_folder(checks, config, output)
     checks.done()

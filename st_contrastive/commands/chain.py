@@ -19,16 +19,17 @@ import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from st_contrastive import options
-from st_contrastive.options import EVALUATION, TRAINING, option
-from st_contrastive.recipes import declutr as declutr_recipe
-from st_contrastive.recipes import shared_options as shared
-from st_contrastive.recipes import supcon_nli as supcon_recipe
-from st_contrastive.recipes.declutr import DeCLUTRConfig
-from st_contrastive.recipes.declutr import build_parser as declutr_parser
-from st_contrastive.recipes.input_checks import SettingChecks
-from st_contrastive.recipes.push import refuse_push_in_comparison
-from st_contrastive.recipes.run_folder import continue_or_restart, refuse_in_comparison
+from st_contrastive.commands import declutr as declutr_recipe
+from st_contrastive.commands import options
+from st_contrastive.commands import shared_options as shared
+from st_contrastive.commands import supcon as supcon_recipe
+from st_contrastive.commands.declutr import DeCLUTRConfig
+from st_contrastive.commands.declutr import build_parser as declutr_parser
+from st_contrastive.commands.input_checks import SettingChecks
+from st_contrastive.commands.options import EVALUATION, TRAINING, option
+from st_contrastive.commands.push import refuse_push_in_comparison
+from st_contrastive.commands.run_folder import continue_or_restart, refuse_in_comparison
+from st_contrastive.config.objectives import NLISupConObjective
 
 ARMS = ("declutr", "supcon", "declutr+supcon")
 
@@ -39,7 +40,7 @@ class ChainConfig:
 
     model: str = option(help="the base every arm starts from (an MLM checkpoint or a SentenceTransformer)")
     declutr_steps: int = option(300, group=TRAINING, help="steps of the DeCLUTR stage")
-    supcon_weight: float = option(0.3, group=TRAINING, help="λ of the SupCon + CE stage")
+    supcon_weight: float = option(NLISupConObjective.supcon_weight, group=TRAINING, help="λ of the SupCon + CE stage")
     supcon_steps: int = option(-1, group=TRAINING, help="steps of the SupCon + CE stage (-1: one epoch)")
     eval_tasks: list[str] = shared.eval_tasks(["sts", "transfer"], when="for the base and every arm")
     eval_max_rows: int | None = option(
@@ -157,7 +158,7 @@ def check_chain(args: argparse.Namespace, configs: dict) -> None:
     checks = SettingChecks()
     checks.model(args.model)
     checks.at_least("--declutr-steps", args.declutr_steps, 1)
-    checks.within("--supcon-weight", args.supcon_weight, 0, 1, high_included=True)
+    checks.rule(lambda: NLISupConObjective(supcon_weight=args.supcon_weight))
     if not (args.supcon_steps >= 1 or args.supcon_steps == -1):
         checks.add("--supcon-steps", args.supcon_steps, "use a positive number of steps, or -1 for one epoch")
     checks.call("--eval-tasks", args.eval_tasks, lambda: expand_tasks(args.eval_tasks))

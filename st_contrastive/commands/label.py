@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from st_contrastive import options
-from st_contrastive.options import option
+from st_contrastive.commands import options
+from st_contrastive.commands.options import option
 
 LOCALHOST = "127.0.0.1"
 
@@ -44,7 +44,7 @@ def check_inputs(command: LabelConfig) -> None:
     import json
     from pathlib import Path
 
-    from st_contrastive.recipes.input_checks import SettingChecks
+    from st_contrastive.commands.input_checks import SettingChecks
 
     checks = SettingChecks()
     config = Path(command.run_dir) / "config.json"

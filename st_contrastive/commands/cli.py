@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shlex
 import sys
 
-from st_contrastive import options
-from st_contrastive.distributed import is_distributed
-from st_contrastive.recipes import (
+from st_contrastive.commands import (
+    active,
     chain,
     convert,
     declutr,
@@ -17,26 +17,27 @@ from st_contrastive.recipes import (
     evaluate,
     label,
     multiview,
+    options,
     parse,
     pretrain_mlm,
     push,
-    scale_active_learning,
     simcse,
-    supcon_nli,
-    supcon_nli_sweep,
+    supcon,
+    supcon_sweep,
 )
-from st_contrastive.recipes.input_checks import SettingError
+from st_contrastive.commands.input_checks import SettingError
+from st_contrastive.distributed import is_distributed
 
 COMMANDS = {
     "declutr": (declutr.main, "DeCLUTR continued training with evaluation before and after"),
     "declutr-ablation": (declutr_ablation.main, "DeCLUTR objective ablation at equal steps (Fig. 3)"),
     "simcse": (simcse.main, "unsupervised SimCSE with sentence-transformers' loss (DeCLUTR's control)"),
-    "supcon": (supcon_nli.main, "supervised contrastive + cross-entropy training on NLI"),
+    "supcon": (supcon.main, "supervised contrastive + cross-entropy training on NLI"),
     "chain": (chain.main, "base -> DeCLUTR -> SupCon + CE against each stage alone (beyond the papers)"),
-    "supcon-sweep": (supcon_nli_sweep.main, "CE-only vs SupCon + CE over λ and candidates (Tables 2-3)"),
+    "supcon-sweep": (supcon_sweep.main, "CE-only vs SupCon + CE over λ and candidates (Tables 2-3)"),
     "pretrain-mlm": (pretrain_mlm.main, "pretrain a small BERT with MLM (a base for DeCLUTR)"),
     "multiview": (multiview.main, "multi-view structured encoders (Tree-LSTMs, bi-GRU) on context prediction"),
-    "active": (scale_active_learning.main, "SCALe active learning: acquire, label (simulated or by hand), retrain"),
+    "active": (active.main, "SCALe active learning: acquire, label (simulated or by hand), retrain"),
     "label": (label.main, "label an active-learning run (--oracle human) in the browser, round after round"),
     "evaluate": (evaluate.main, "STS and SentEval-style transfer evaluation of a model"),
     "convert": (convert.main, "a transformers checkpoint (e.g. johngiorgi/declutr-small) as a mean-pooled ST model"),
@@ -86,6 +87,30 @@ class CommandLineExit(SystemExit):
         return self.message
 
 
+# `name=value` or `name='value'` in a library message: an argument the reader changes.
+ARGUMENT = re.compile(r"\b([a-z][a-z_]*)=(?:'([^']*)'|([^\s,;:)]+))")
+
+
+def said_as_options(message: str, argument_options: dict[str, str]) -> str:
+    """A library message with each argument it names (``short_documents='skip'``) said as the command's option that
+    sets it (``--short-documents skip``); ``argument_options`` maps the arguments the command sets to its options."""
+
+    def option(match: re.Match) -> str:
+        flag = argument_options.get(match.group(1))
+        return match.group(0) if flag is None else f"{flag} {match.group(2) or match.group(3)}"
+
+    return ARGUMENT.sub(option, message)
+
+
+def options_by_argument(command) -> dict[str, str]:
+    """The option that sets each argument of a command: its parser's options by the field they fill, and the
+    command's ``ARGUMENT_OPTIONS`` for library arguments of other names (SpanSampler's ``max_length``)."""
+    parsed = {
+        action.dest: action.option_strings[0] for action in command.build_parser()._actions if action.option_strings
+    }
+    return parsed | getattr(command, "ARGUMENT_OPTIONS", {})
+
+
 def fail(message: str, status: int) -> None:
     print(message, file=sys.stderr)
     raise CommandLineExit(message, status)
@@ -98,11 +123,11 @@ def resume_hint(command: str, argv: list[str], interrupted) -> str:
         if skip and not arg.startswith("-"):  # the value of --resume-from-checkpoint (pretrain-mlm's may have none)
             skip = False
             continue
-        skip = arg in ("--resume-from-checkpoint", "--resume")
+        skip = arg == "--resume-from-checkpoint"
         if not skip and arg not in ("--overwrite", "--rerun") and not arg.startswith("--resume-from-checkpoint="):
             kept.append(arg)
     if command == "active":
-        from st_contrastive.recipes.scale_active_learning import ActiveCommand, build_parser
+        from st_contrastive.commands.active import ActiveCommand, build_parser
 
         args, _ = build_parser().parse_known_args(argv)
         run = options.config_from_args(ActiveCommand, args)
@@ -149,12 +174,24 @@ def main(argv: list[str] | None = None) -> None:
         )
     # Every command reports as it goes (what it evaluates, how much data, where it saved) through logging.
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    argument_options = options_by_argument(sys.modules[run.__module__])
+    make_record = logging.getLogRecordFactory()
+
+    def record_with_options(*args, **kwargs) -> logging.LogRecord:
+        """The library's warnings name its arguments; the person at the command line reads the options."""
+        record = make_record(*args, **kwargs)
+        if argument_options and record.name.startswith("st_contrastive."):
+            record.msg, record.args = said_as_options(record.getMessage(), argument_options), ()
+        return record
+
+    logging.setLogRecordFactory(record_with_options)
     try:
         run(argv[1:])
     except SettingError as error:
         if debug:
             raise
-        fail("\n".join(f"st-contrastive {argv[0]}: error: {problem}" for problem in error.problems), 2)
+        problems = (said_as_options(problem, argument_options) for problem in error.problems)
+        fail("\n".join(f"st-contrastive {argv[0]}: error: {problem}" for problem in problems), 2)
     except KeyboardInterrupt as error:
         if debug:
             raise
@@ -162,7 +199,10 @@ def main(argv: list[str] | None = None) -> None:
     except (ValueError, OSError) as error:
         if debug:
             raise
-        sys.exit(f"st-contrastive {argv[0]}: error: {error}  (--debug shows the traceback)")
+        message = said_as_options(str(error), argument_options)
+        sys.exit(f"st-contrastive {argv[0]}: error: {message}  (--debug shows the traceback)")
+    finally:
+        logging.setLogRecordFactory(make_record)
 
 
 if __name__ == "__main__":

@@ -11,9 +11,9 @@ import logging
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from st_contrastive.recipes import shared_options as shared
-from st_contrastive.recipes.push import publish
-from st_contrastive.recipes.run_folder import record_settings
+from st_contrastive.commands import shared_options as shared
+from st_contrastive.commands.push import publish
+from st_contrastive.commands.run_folder import record_settings
 
 logger = logging.getLogger(__name__)
 

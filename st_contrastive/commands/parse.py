@@ -10,14 +10,13 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
-from st_contrastive import options
+from st_contrastive.commands import options
+from st_contrastive.commands.input_checks import SettingChecks
+from st_contrastive.commands.options import OUTPUT, option
 from st_contrastive.data_dir import SHARED_CORPORA
-from st_contrastive.options import OUTPUT, option
-from st_contrastive.recipes.input_checks import SettingChecks
 
 SINGLE_FILE_CORPORA = {name: files[0] for name, files in SHARED_CORPORA.items() if len(files) == 1}
 
@@ -60,9 +59,7 @@ class ParseConfig:
         "paragraph per line, split into sentences by the parser) or .txt (one sentence per "
         "line, never split)",
     )
-    # The corpus was a positional argument before the option vocabulary: still read, with a deprecation line.
-    corpus: str | None = option(None, positional=True, metavar="CORPUS", help=argparse.SUPPRESS)
-    output: str | None = option(None, group=OUTPUT, metavar="PARSED", deprecated=("-o",), help="output .jsonl.gz")
+    output: str | None = option(None, group=OUTPUT, metavar="PARSED", help="output .jsonl.gz")
     parser: str = option(
         "spacy",
         help="spacy, spacy:NAME_OR_PATH, stanza (models from stanza.download) or stanza:DIR "
@@ -70,9 +67,7 @@ class ParseConfig:
     )
     batch_size: int = option(256, help="paragraphs (or lines) per parser call and per checkpoint")
     max_words: int = option(128, help="reject sentences with more tokens than this")
-    max_rows: int | None = option(
-        None, deprecated=("--limit-documents",), help="stop after this many documents (a later run continues)"
-    )
+    max_rows: int | None = option(None, help="stop after this many documents (a later run continues)")
     no_progress: bool = option(False, group=OUTPUT, help="hide the progress bar")
 
 
@@ -84,18 +79,6 @@ def build_parser() -> argparse.ArgumentParser:
         "parser's, or head projection of the dependency parse where it has none). Rejected sentences go to "
         "PARSED.rejected.tsv; re-running on the same PARSED resumes.",
     )
-
-
-def config_from_args(args: argparse.Namespace) -> ParseConfig:
-    config = options.config_from_args(ParseConfig, args)
-    if config.corpus is not None:
-        print(
-            f"st-contrastive parse: warning: the corpus as a positional argument is deprecated and will be removed "
-            f"in the next release; use --dataset {config.corpus}",
-            file=sys.stderr,
-        )
-        config = replace(config, dataset=config.dataset or config.corpus, corpus=None)
-    return config
 
 
 def check_inputs(args: ParseConfig) -> None:
@@ -133,7 +116,7 @@ def format_summary(summary: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = config_from_args(build_parser().parse_args(argv))
+    args = options.config_from_args(ParseConfig, build_parser().parse_args(argv))
     check_inputs(args)  # cheap checks first: a typo costs a second, not a model load
     from st_contrastive.parsing.corpus import parse_corpus
     from st_contrastive.parsing.make_parser import make_parser
