@@ -711,7 +711,7 @@ def test_dev_size_evaluates_on_held_out_train_rows_and_never_reads_the_test_spli
     assert not set(data.test_texts) & set(data.train_texts)  # held out of the pool
     assert len(data.train_texts) == len(full.train_texts) - 6
     assert not set(data.test_texts) & set(full.test_texts)
-    with pytest.raises(ValueError, match="--dev-size 24: the train split has 24 labelled rows"):
+    with pytest.raises(ValueError, match="dev_size=24: the train split has 24 labelled rows"):
         full.with_dev_split(24, seed=0)
 
 

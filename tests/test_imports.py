@@ -16,7 +16,8 @@ LAYERS = [
     ["active", "publishing", "pretraining", "reporting"],
     ["losses", "data", "evaluation"],
     ["training", "models", "parsing"],
-    ["config", "arguments", "checkpoints", "distributed", "data_dir", "default_model", "extras", "st_internals"],
+    ["config", "arguments", "checkpoints", "run_settings", "distributed", "data_dir", "default_model", "extras"],
+    ["st_internals"],
 ]
 LAYER = {part: depth for depth, parts in enumerate(LAYERS) for part in parts}
 # Pairs that a layer alone would allow but the design forbids: the heads and losses read no data pipeline (the

@@ -141,7 +141,7 @@ def test_interrupted_run_resumes_from_its_last_checkpoint(tmp_path, wiki_texts):
 def test_resume_with_other_settings_is_refused(tmp_path, wiki_texts):
     options = {**TINY, "max_steps": 4, "save_steps": 2, "eval_blocks": 16}
     pretrain_masked_lm(wiki_texts[:30], tmp_path, **options)
-    with pytest.raises(ValueError, match=r"learning_rate: 0.002 -> 0.001.*new --output"):
+    with pytest.raises(ValueError, match=r"learning_rate: 0.002 -> 0.001.*new output folder"):
         pretrain_masked_lm(wiki_texts[:30], tmp_path, resume=True, **{**options, "learning_rate": 1e-3})
     with pytest.raises(ValueError, match="Nothing to resume"):
         pretrain_masked_lm(wiki_texts[:30], tmp_path / "new", resume=True, **options)

@@ -66,7 +66,9 @@ class LabellingSession:
         self.label_names = self.data.label_names
         self.given = given_labels(self.config, self.data)
         self.sizes = round_sizes(len(self.data.train_texts) - len(self.given), self.config, len(self.given))
-        self.folder = self.run_dir / "arms" / arm_name(self.config.objectives[0], self.config.acquisitions[0], 0)
+        self.folder = (
+            self.run_dir / "arms" / arm_name(self.config.objectives[0], self.config.acquisitions[0], self.config.seed)
+        )
         self.lock = threading.RLock()
         self.phase, self.error = "labelling", None
         self.training_started: float | None = None

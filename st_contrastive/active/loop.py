@@ -29,6 +29,7 @@ from st_contrastive.active.oracle import HumanOracle, SimulatedOracle
 from st_contrastive.active.state import ArmState, Pending
 from st_contrastive.arguments import ArgumentError
 from st_contrastive.config.active_learning import REFERENCES, ActiveLearningConfig, only_adds_arms
+from st_contrastive.run_settings import changed_settings
 
 if TYPE_CHECKING:
     from st_contrastive.active.equal_compute import SetFitTimeBudget
@@ -113,7 +114,7 @@ def _human_start(config: ActiveLearningConfig, data) -> str:
         )
     arm = (
         f"oracle='human': one arm: {config.objectives[0]}, {config.acquisitions[0]} acquisition, seed 0 "
-        f"({Path(config.output) / 'arms' / arm_name(config.objectives[0], config.acquisitions[0], 0)})"
+        f"({Path(config.output) / 'arms' / arm_name(config.objectives[0], config.acquisitions[0], config.seed)})"
     )
     sizes = round_sizes(pool, config, len(given))
     if given:
@@ -156,17 +157,16 @@ def _write_config(output: Path, config: ActiveLearningConfig) -> None:
     """Record the settings; a folder that holds another experiment is refused (its state would not fit)."""
     path = output / "config.json"
     if path.exists():
-        # Through the config class: a folder written before a setting was renamed compares by what it means.
-        saved = json.loads(json.dumps(ActiveLearningConfig.from_json(json.loads(path.read_text())).to_json()))
-        current = json.loads(json.dumps(config.to_json()))
+        saved = ActiveLearningConfig.from_json(json.loads(path.read_text())).to_json()
+        current = config.to_json()
         # The folder is the run wherever it was started from: its recorded output path is not a setting.
-        changed = sorted(k for k in saved.keys() | current.keys() if k != "output" and saved.get(k) != current.get(k))
+        changed = list(changed_settings(saved, current, {"output"}))
         if not changed:
             return
         if not only_adds_arms(saved, current):
             raise ValueError(
-                f"{output} holds a run with other settings ({', '.join(changed)} differ); continue it "
-                "with --resume-from-checkpoint, or choose another --output"
+                f"{output} holds a run with other settings ({', '.join(changed)} differ); resume it, "
+                "or choose another output folder"
             )
         # Reference and equal-compute arms train on the labelled sets the run already has: its arms stay valid.
         logger.info("%s: adding arms to the run (%s); its finished arms are kept", output, ", ".join(changed))

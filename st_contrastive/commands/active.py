@@ -160,7 +160,7 @@ def published_model(config: ActiveLearningConfig, repo_id: str) -> Path:
     check_published_arm(config, repo_id)
     from st_contrastive.active.loop import arm_name  # after the check: the loop imports torch
 
-    return Path(config.output) / "arms" / arm_name(config.objectives[0], config.acquisitions[0], 0) / "model"
+    return Path(config.output) / "arms" / arm_name(config.objectives[0], config.acquisitions[0], config.seed) / "model"
 
 
 def write_tsne(config: ActiveLearningConfig):
@@ -179,7 +179,12 @@ def write_tsne(config: ActiveLearningConfig):
     objectives = config.objectives + config.references + equal_compute
     panels = {}
     for objective in objectives:
-        path = Path(config.output) / "arms" / arm_name(objective, config.acquisitions[0], 0) / "test_embeddings.npy"
+        path = (
+            Path(config.output)
+            / "arms"
+            / arm_name(objective, config.acquisitions[0], config.seed)
+            / "test_embeddings.npy"
+        )
         if path.exists():
             panels[f"{objective}, {config.acquisitions[0]}, last round"] = np.load(path)
     return plot_tsne(panels, data.test_labels, data.label_names, Path(config.output) / "tsne.png")

@@ -23,6 +23,7 @@ from st_contrastive.checkpoints import (
     run_folder_of,
 )
 from st_contrastive.commands.input_checks import SettingChecks, shown
+from st_contrastive.run_settings import changed_settings
 
 logger = logging.getLogger(__name__)
 
@@ -65,25 +66,11 @@ def option_name(key: str) -> str:
     return OPTION_NAMES.get(field, "--" + field.replace("_", "-"))
 
 
-def flatten(settings: dict, prefix: str = "") -> dict:
-    """``{"training": {"batch_size": 8}}`` -> ``{"training.batch_size": 8}``, values as JSON gives them back."""
-    flat = {}
-    for key, value in json.loads(json.dumps(settings, default=str)).items():
-        if isinstance(value, dict) and key == "training":
-            flat |= flatten(value, f"{prefix}{key}.")
-        else:
-            flat[prefix + key] = value
-    return flat
-
-
 def setting_changes(saved: dict, current: dict) -> tuple[list[str], list[str]]:
     """(refused, warned) changes between a run's saved settings and the current ones, as ``--option OLD -> NEW``."""
-    saved, current = flatten(saved), flatten(current)
     refused, warned = [], []
-    for key in sorted(saved.keys() & current.keys()):
-        if key in NOT_COMPARED or saved[key] == current[key]:
-            continue
-        change = f"{option_name(key)} {shown(saved[key])} -> {shown(current[key])}"
+    for key, (old, new) in changed_settings(saved, current, NOT_COMPARED).items():
+        change = f"{option_name(key)} {shown(old)} -> {shown(new)}"
         (warned if key in CHANGEABLE_ON_RESUME else refused).append(change)
     return refused, warned
 

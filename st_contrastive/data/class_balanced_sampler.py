@@ -8,6 +8,9 @@ import torch
 from datasets import Dataset
 from sentence_transformers.base.sampler import DefaultBatchSampler
 
+from st_contrastive.arguments import at_least
+from st_contrastive.arguments import seed as seed_rule
+
 
 class ClassBalancedBatchSampler(DefaultBatchSampler):
     """Every example once per epoch, with the classes interleaved so each batch holds as many classes as it can.
@@ -28,6 +31,8 @@ class ClassBalancedBatchSampler(DefaultBatchSampler):
         generator: torch.Generator | None = None,
         seed: int = 0,
     ) -> None:
+        at_least("batch_size", batch_size, 1)
+        seed_rule("seed", seed)
         super().__init__(
             dataset,
             batch_size=batch_size,

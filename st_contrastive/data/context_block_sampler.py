@@ -8,6 +8,9 @@ import torch
 from datasets import Dataset
 from sentence_transformers.base.sampler import DefaultBatchSampler
 
+from st_contrastive.arguments import at_least
+from st_contrastive.arguments import seed as seed_rule
+
 
 class ContextBlockBatchSampler(DefaultBatchSampler):
     """Cuts the dataset, in corpus order, into blocks of ``batch_size`` consecutive rows and yields the blocks in
@@ -28,6 +31,8 @@ class ContextBlockBatchSampler(DefaultBatchSampler):
         generator: torch.Generator | None = None,
         seed: int = 0,
     ) -> None:
+        at_least("batch_size", batch_size, 1)
+        seed_rule("seed", seed)
         super().__init__(
             dataset,
             batch_size=batch_size,

@@ -9,6 +9,9 @@ import torch
 from datasets import Dataset
 from sentence_transformers.base.sampler import DefaultBatchSampler
 
+from st_contrastive.arguments import at_least
+from st_contrastive.arguments import seed as seed_rule
+
 logger = logging.getLogger(__name__)
 
 
@@ -30,6 +33,8 @@ class PremiseGroupBatchSampler(DefaultBatchSampler):
         seed: int = 0,
         premise_column: str = "premise",
     ) -> None:
+        at_least("batch_size", batch_size, 1)
+        seed_rule("seed", seed)
         super().__init__(
             dataset,
             batch_size=batch_size,

@@ -10,6 +10,7 @@ from pathlib import Path
 from transformers import BertTokenizerFast
 
 from st_contrastive.checkpoints import latest_complete_checkpoint
+from st_contrastive.run_settings import changed_settings
 
 logger = logging.getLogger(__name__)
 
@@ -30,20 +31,16 @@ def resumed_tokenizer(output_dir: Path, settings: dict, documents: int) -> BertT
     settings_file = output_dir / SETTINGS_FILE
     if not settings_file.exists():
         raise ValueError(
-            f"Nothing to resume in {settings_file.parent}: no {settings_file.name}. Drop --resume-from-checkpoint."
+            f"Nothing to resume in {settings_file.parent}: no {settings_file.name}. Start it without resume."
         )
     saved = json.loads(settings_file.read_text())
-    current = {**settings, "documents": documents}
     # The vocabulary size is the trained tokenizer's, max_minutes only a guard: neither changes what is trained.
-    changed = [
-        f"{name}: {saved.get(name)} -> {value}"
-        for name, value in current.items()
-        if name not in ("vocab_size", "max_minutes") and saved.get(name) != value
-    ]
+    differences = changed_settings(saved, {**settings, "documents": documents}, {"vocab_size", "max_minutes"})
+    changed = [f"{name}: {old} -> {new}" for name, (old, new) in differences.items()]
     if changed:
         raise ValueError(
             f"Cannot resume {settings_file.parent}: it was started with other settings ({'; '.join(changed)}). "
-            "Pass the original options, or a new --output."
+            "Pass the original settings, or a new output folder."
         )
     return BertTokenizerFast.from_pretrained(settings_file.parent)
 

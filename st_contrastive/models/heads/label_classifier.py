@@ -8,6 +8,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from st_contrastive.arguments import at_least
 from st_contrastive.models.heads.head import Head
 
 
@@ -23,6 +24,7 @@ class LabelClassifier(Head):
 
     def __init__(self, embedding_dimension: int, labels: list[str] | int) -> None:
         super().__init__()
+        at_least("embedding_dimension", embedding_dimension, 1)
         self.embedding_dimension = embedding_dimension
         self.labels = [str(i) for i in range(labels)] if isinstance(labels, int) else list(labels)
         if len(self.labels) < 2:

@@ -11,6 +11,7 @@ import torch
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
+from st_contrastive.arguments import at_least, require
 from st_contrastive.models.heads.head import Head
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")  # SNLI/MultiNLI label ids 0, 1, 2
@@ -38,6 +39,10 @@ class NLIClassifier(Head):
         normalize: bool = False,
     ):
         super().__init__()
+        at_least("embedding_dimension", embedding_dimension, 1)
+        if hidden_size is not None:
+            at_least("hidden_size", hidden_size, 1)
+        require("labels", labels, len(labels) >= 2, "a classifier needs at least two labels")
         self.embedding_dimension = embedding_dimension
         self.labels = list(labels)
         self.hidden_size = hidden_size

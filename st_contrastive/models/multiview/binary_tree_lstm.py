@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from st_contrastive.arguments import at_least
 from st_contrastive.models.multiview.tree_batch import TreeBatch
 from st_contrastive.models.multiview.word_embeddings import WordEmbeddings
 
@@ -21,6 +22,8 @@ class BinaryTreeLSTMCell(nn.Module):
 
     def __init__(self, input_size: int, hidden_size: int) -> None:
         super().__init__()
+        at_least("input_size", input_size, 1)
+        at_least("hidden_size", hidden_size, 1)
         self.input_size, self.hidden_size = input_size, hidden_size
         self.input_gates = nn.Linear(input_size, 5 * hidden_size)  # i, f_L, f_R, o, u from x (with the biases)
         self.left_gates = nn.Linear(hidden_size, 5 * hidden_size, bias=False)
@@ -68,6 +71,8 @@ class BinaryTreeLSTM(nn.Module):
 
     def __init__(self, num_words: int, word_dim: int, dim: int, frozen_embeddings: bool = False) -> None:
         super().__init__()
+        for argument, size in (("num_words", num_words), ("word_dim", word_dim), ("dim", dim)):
+            at_least(argument, size, 1)
         self.embeddings = WordEmbeddings(num_words, word_dim, frozen=frozen_embeddings)
         self.cell = BinaryTreeLSTMCell(word_dim, dim)
 

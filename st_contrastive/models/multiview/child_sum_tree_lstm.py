@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from st_contrastive.arguments import at_least
 from st_contrastive.models.multiview.tree_batch import TreeBatch
 from st_contrastive.models.multiview.word_embeddings import WordEmbeddings
 
@@ -20,6 +21,8 @@ class ChildSumTreeLSTMCell(nn.Module):
 
     def __init__(self, input_size: int, hidden_size: int, attention: bool = False) -> None:
         super().__init__()
+        at_least("input_size", input_size, 1)
+        at_least("hidden_size", hidden_size, 1)
         self.input_size, self.hidden_size, self.attention = input_size, hidden_size, attention
         self.input_gates = nn.Linear(input_size, 4 * hidden_size)  # i, o, u, f from x (with the biases)
         self.hidden_iou = nn.Linear(hidden_size, 3 * hidden_size, bias=False)
@@ -80,6 +83,8 @@ class ChildSumTreeLSTM(nn.Module):
         self, num_words: int, word_dim: int, dim: int, frozen_embeddings: bool = False, attention: bool = True
     ) -> None:
         super().__init__()
+        for argument, size in (("num_words", num_words), ("word_dim", word_dim), ("dim", dim)):
+            at_least(argument, size, 1)
         self.embeddings = WordEmbeddings(num_words, word_dim, frozen=frozen_embeddings)
         self.cell = ChildSumTreeLSTMCell(word_dim, dim, attention=attention)
 

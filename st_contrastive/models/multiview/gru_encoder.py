@@ -6,6 +6,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
+from st_contrastive.arguments import at_least
 from st_contrastive.models.multiview.word_embeddings import WordEmbeddings
 
 
@@ -15,6 +16,8 @@ class GRUEncoder(nn.Module):
 
     def __init__(self, num_words: int, word_dim: int, dim: int, frozen_embeddings: bool = False) -> None:
         super().__init__()
+        for argument, size in (("num_words", num_words), ("word_dim", word_dim), ("dim", dim)):
+            at_least(argument, size, 1)
         if dim % 2:
             raise ValueError(f"the SEQ view concatenates two directions: its dim must be even, not {dim}")
         self.embeddings = WordEmbeddings(num_words, word_dim, frozen=frozen_embeddings)

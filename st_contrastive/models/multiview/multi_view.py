@@ -10,6 +10,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from st_contrastive.arguments import at_least
 from st_contrastive.models.configured_module import ConfiguredModule
 from st_contrastive.models.multiview.binary_tree_lstm import BinaryTreeLSTM
 from st_contrastive.models.multiview.child_sum_tree_lstm import ChildSumTreeLSTM
@@ -44,6 +45,8 @@ class MultiView(ConfiguredModule):
         attention: bool = True,
     ) -> None:
         super().__init__()
+        for argument, size in (("num_words", num_words), ("word_dim", word_dim), ("dim", dim)):
+            at_least(argument, size, 1)
         views = [v.lower() for v in views]
         if len(views) != 2 or any(v not in VIEW_ENCODERS for v in views):
             raise ValueError(f"views: two of {sorted(VIEW_ENCODERS)} (the same one twice is allowed), not {views}")

@@ -13,6 +13,7 @@ import numpy
 import torch
 from torch import nn
 
+from st_contrastive.arguments import at_least
 from st_contrastive.models.multiview.vocabulary import PAD, UNK, Vocabulary
 
 
@@ -23,6 +24,8 @@ class WordEmbeddings(nn.Module):
 
     def __init__(self, num_words: int, dim: int, frozen: bool = False) -> None:
         super().__init__()
+        at_least("num_words", num_words, 1)
+        at_least("dim", dim, 1)
         self.embedding = nn.Embedding(num_words, dim, padding_idx=0)
         with torch.no_grad():
             nn.init.xavier_uniform_(self.embedding.weight)
