@@ -10,7 +10,7 @@ MAIN_STEPS ?= 150
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: main test test-fast test-docs docs bench install lock
+.PHONY: main test test-fast test-docs lint docs bench install lock
 
 install: $(VENV)/.installed
 
@@ -49,23 +49,29 @@ main: install
 
 # Everything CI runs. test-fast leaves out the tests that start process groups, launchers and the labelling server,
 # for the edit loop.
-test: install
+test: install lint
 	$(PYTHON) -m pytest -q
+
+# Style, at the 120 characters pyproject.toml states: ruff's checks and its formatter (a check, nothing rewritten).
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 test-fast: install
 	$(PYTHON) -m pytest -q -m "not slow and not distributed and not server"
 
-# The docs-example tier: every bash and python block of README.md and docs/ runs, shrunk to a few steps and rows
-# (tests/docs_examples.py says how). A chain of examples that need one another is one test; chains run on one
-# pytest-xdist worker per core, a worker that runs out taking over the other's.
+# The docs tier (tests/docs/): every bash and python block of README.md and docs/ runs, shrunk to a few steps and rows
+# (tests/docs_examples.py says how), and the checks of the docs, results tables and benchmarks. A chain of examples
+# that need one another is one test; chains run on one pytest-xdist worker per core, a worker that runs out taking
+# over the other's.
 test-docs: install
-	$(PYTHON) -m pytest -q -m docs --dist worksteal tests/test_docs_examples.py
+	$(PYTHON) -m pytest -q -m docs --dist worksteal tests/docs
 
 # The docs site, built from docs/ into site/ (not committed). --strict: a broken link, anchor or API reference fails.
 # Then a check that no page loads a script, stylesheet or font from another host.
 docs: install
 	$(VENV)/bin/mkdocs build --strict --site-dir site
-	$(PYTHON) tests/test_docs_site.py site
+	$(PYTHON) tests/docs/test_docs_site.py site
 
 # Every benchmark, one table of ratios measured in the same run (benchmarks/results/all.json).
 bench: install

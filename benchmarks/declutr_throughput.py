@@ -7,7 +7,7 @@ ways to run the same objective on the same batches:
 - ``one pass``: ``DeCLUTRLoss``, each column padded to its longest span;
 - ``mini-batches``: ``CachedDeCLUTRLoss`` in batch order (GradCache: embed without a graph, then again with one);
 - ``sorted mini-batches``: the same with ``sort_by_length=True``, so each mini-batch is padded only to its own
-  longest span (length bucketing; the loss and gradients are unchanged, tests/test_cached_declutr.py).
+  longest span (length bucketing; the loss and gradients are unchanged, tests/losses/test_cached_declutr.py).
 
 The last two differ only in bucketing, so their ratio is what bucketing buys. Each setting trains ``--steps``
 optimizer steps (after one warm-up step) in a fresh process, so peaks do not mix; peak memory is

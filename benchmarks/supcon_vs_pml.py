@@ -1,5 +1,5 @@
 """SupConLoss against pytorch-metric-learning's SupConLoss on the same embeddings and labels: forward + backward
-time (the two compute the same value; tests/test_supcon.py checks that).
+time (the two compute the same value; tests/losses/test_supcon.py checks that).
 
     python benchmarks/supcon_vs_pml.py [--rows 64 512 2048] [--dim 384] [--repeats 20]
 """

@@ -34,12 +34,18 @@ def pytest_xdist_make_scheduler(config, log):
         return None
     from xdist.scheduler import LoadFileScheduling
 
-    with_ranks = {path.name for path in Path(__file__).parent.glob("test_*.py") if "two_ranks" in path.read_text()}
+    # Node ids name a file by its path from the rootdir (tests/losses/test_supcon.py): two files may share a name.
+    root = Path(config.rootpath).resolve()
+    with_ranks = {
+        path.resolve().relative_to(root).as_posix()
+        for path in Path(__file__).resolve().parent.rglob("test_*.py")
+        if "two_ranks" in path.read_text()
+    }
 
     class FilesAndTheirRanks(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             file = super()._split_scope(nodeid)
-            return "two-ranks" if Path(file).name in with_ranks else file
+            return "two-ranks" if file in with_ranks else file
 
     return FilesAndTheirRanks(config, log)
 

@@ -2,7 +2,7 @@
 
 A mkdocs hook: in a page, the line ``<!-- results-index -->`` becomes a table with one row per results table of
 docs/*.md: the page and section it is in (linked), the command and the wall time its ``<!-- results: COMMAND |
-WALL TIME -->`` marker states (tests/test_results_tables.py checks that every results table has one and that each
+WALL TIME -->`` marker states (tests/docs/test_results_tables.py checks that every results table has one and that each
 command parses). Reading the markers at build time keeps the list from drifting from the pages.
 """
 

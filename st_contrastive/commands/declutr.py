@@ -181,7 +181,7 @@ def check_inputs(config: DeCLUTRConfig) -> Path | None:
     model loads (its default name depends on the model's depth)."""
     checks = SettingChecks()
     checks.model(config.model)
-    checks.source(config.dataset, "--dataset", tuple(SHARED_CORPORA))
+    checks.source(config.dataset, "--dataset", tuple(SHARED_CORPORA), (config.text_field,))
     checks.at_least("--max-rows", config.max_rows, 1)
     checks.rule(lambda: span_sampler(config), **SPAN_OPTIONS)
     checks.rule(lambda: DeCLUTRObjective(config.temperature, config.contrastive_weight, config.mlm_weight))

@@ -110,7 +110,12 @@ class SettingChecks:
             self.problems += refused_option(error, option).problems
         except (ValueError, OSError) as error:
             message = str(error)
-            self.add("", None, message if message.startswith(option) else f"{option} {shown(value)}: {message}")
+            if message.startswith(option):
+                self.add("", None, message)
+            elif message.startswith((f"{value}:", f"{value},")):  # it names the value: once
+                self.add("", None, f"{option} {message}")
+            else:
+                self.add("", None, f"{option} {shown(value)}: {message}")
 
     def include(self, check: Callable[..., object], *args) -> None:
         """Run another command's whole check on ``args`` (a comparison checks each of its runs) and keep its
@@ -121,8 +126,15 @@ class SettingChecks:
             self.problems += [problem for problem in error.problems if problem not in self.problems]
 
     # Files, folders and models ---------------------------------------------------------------------------------
-    def source(self, value: str | None, option: str, names: tuple[str, ...] = ()) -> None:
+    def source(self, value: str | None, option: str, names: tuple[str, ...] = (), fields: tuple[str, ...] = ()) -> None:
+        """A data source: one of ``names``, a Hub id, or a local file that reads as UTF-8, has rows and, for a table,
+        ``fields`` (read now, in a second, rather than after the model has loaded)."""
+        before = len(self.problems)
         self.call(option, value, lambda: require_source(value, option, names))
+        if len(self.problems) == before and value is not None and Path(value).expanduser().is_file():
+            from st_contrastive.data.table_file import check_text_file
+
+            self.call(option, value, lambda: check_text_file(Path(value).expanduser(), fields))
 
     def existing_file(self, value: str | None, option: str) -> None:
         if value is not None and not Path(value).expanduser().is_file():

@@ -132,7 +132,7 @@ def check_inputs(args: PretrainMLMConfig) -> None:
     """Every option, from the arguments alone and before anything heavy loads; all problems at once (a
     ``SettingError``)."""
     checks = SettingChecks()
-    checks.source(args.dataset, "--dataset", tuple(SHARED_CORPORA))
+    checks.source(args.dataset, "--dataset", tuple(SHARED_CORPORA), (args.text_field,))
     checks.at_least("--max-rows", args.max_rows, 1)
     if args.tokenizer is not None:
         checks.model(args.tokenizer, "--tokenizer", files=TOKENIZER_FILES, what="a tokenizer")

@@ -82,7 +82,7 @@ def check_inputs(config: SimCSEConfig) -> Path:
     ``SettingError``). Returns the output folder."""
     checks = SettingChecks()
     checks.model(config.model)
-    checks.source(config.dataset, "--dataset", tuple(SHARED_CORPORA))
+    checks.source(config.dataset, "--dataset", tuple(SHARED_CORPORA), (config.text_field,))
     checks.at_least("--max-rows", config.max_rows, 1)
     checks.at_least("--max-sentences", config.max_sentences, 1)
     checks.at_least("--max-seq-length", config.max_seq_length, 1)

@@ -53,3 +53,19 @@ def read_rows(path: str | Path) -> list[dict]:
     if ".csv" in path.name:
         return list(csv.DictReader(text_lines(path)))
     return list(csv.DictReader(text_lines(path), delimiter="\t", quoting=csv.QUOTE_NONE))
+
+
+def check_text_file(path: str | Path, fields: tuple[str, ...] = ()) -> None:
+    """What can be seen of a local data file without loading anything heavy: every line is UTF-8, there is a row,
+    and a table's first row has ``fields``. Each problem is one ValueError naming the file (and the line)."""
+    path = Path(path)
+    rows = 0
+    for line in text_lines(path):  # reads it all: a bad byte anywhere is named now, not after a model load
+        rows += bool(line.strip())
+    if not rows:
+        raise ValueError(f"{path}: no rows (the file is empty)")
+    if fields and any(kind in path.name for kind in (".csv", ".tsv", ".jsonl", ".json")):
+        first = next(iter(read_rows(path)), {})
+        missing = [name for name in fields if name not in first]
+        if missing:
+            raise ValueError(f"{path}: no {', '.join(map(repr, missing))} field; its fields are {sorted(first)}")

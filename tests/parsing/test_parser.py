@@ -374,10 +374,12 @@ def test_parser_failures_are_rejected_and_other_parsers_refused(corpus, tmp_path
     assert summary["rejected"] == {"parser-error": 1, "empty": 1}
     other = FakeParser()
     other.name = "another"
-    with pytest.raises(ValueError, match="parsed with parser 'fake', not 'another': pass the same --parser") as error:
+    with pytest.raises(
+        ValueError, match="parsed with parser 'fake', not 'another': resume it with the same parser"
+    ) as error:
         parse_corpus(lines, output, other, show_progress=False)
     assert "\n" not in str(error.value)
-    with pytest.raises(ValueError, match="--max-words"):
+    with pytest.raises(ValueError, match="parsed with max_words 128, not 5: resume it with the same max_words"):
         parse_corpus(lines, output, FakeParser(), max_words=5, show_progress=False)
 
 

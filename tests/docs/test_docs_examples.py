@@ -7,7 +7,7 @@ shrunk is in ``tests/docs_examples.py``. What stands in for the outside world, a
   ``johngiorgi/declutr-small``;
 - the Hub's two upload calls (create the repository, upload the folder) are recorded instead of sent;
 - ``torchrun`` and ``accelerate launch`` lines: the launcher's own parser reads its options, and the command runs
-  in this process (tests/test_launchers.py launches real ranks);
+  in this process (tests/commands/test_launchers.py launches real ranks);
 - ``make main`` runs the command that `make -n main` prints; other make targets are dry-run (each is a CI step);
 - ``python recipes/NAME.py`` lines: the script runs in this process (``runpy``, its argv capped like a command's);
 - the person in the active-learning loop: label files are filled with the gold labels of the file they wrote, and

@@ -1,6 +1,6 @@
 """The docs site loads nothing from other hosts: no script, stylesheet, font or image from an http(s) address.
 
-``make docs`` builds the site and then runs this file as a script on it (``python tests/test_docs_site.py site``);
+``make docs`` builds the site and then runs this file as a script on it (``python tests/docs/test_docs_site.py site``);
 the tests below check the check itself, on pages written here, so they need no mkdocs.
 """
 

@@ -452,7 +452,7 @@ def readme_command(starting: str) -> list[str]:
     import shlex
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     (line,) = [line for line in readme.splitlines() if line.startswith(starting)]
     return shlex.split(re.sub(r"\s+#.*$", "", line))[1:]  # without `st-contrastive`
 

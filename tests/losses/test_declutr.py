@@ -1,11 +1,12 @@
-"""DeCLUTRDataCollator and DeCLUTRLoss: span layout, masking rules, one forward pass, MLM head, ablations."""
+"""DeCLUTRLoss on the collator's batches: one forward pass, the MLM head, ablations (the collator's own span layout and
+masking rules are tests/data/test_declutr_collator.py's)."""
 
 import pytest
 import torch
 import torch.nn.functional as F
 from transformers import AutoModelForMaskedLM
 
-from st_contrastive.data import DeCLUTRDataCollator, Span, SpanSampler, placement
+from st_contrastive.data import DeCLUTRDataCollator, SpanSampler
 from st_contrastive.losses import DeCLUTRLoss, nt_xent
 
 NUM_TOKENS = 600
@@ -25,62 +26,6 @@ def documents(count=3):
 def unmasked(batch):
     labels = batch["anchor_mlm_labels"]
     return torch.where(labels != -100, labels, batch["anchor_input_ids"])
-
-
-def span_of(row_ids, attention, offset):
-    tokens = row_ids[1 : int(attention.sum()) - 1]  # drop [CLS] and [SEP]
-    assert torch.equal(tokens, torch.arange(tokens[0], tokens[0] + len(tokens)))
-    return Span(int(tokens[0]) - offset, int(tokens[0]) - offset + len(tokens))
-
-
-def test_layout_anchors_then_their_positives(collator):
-    docs = documents(3)
-    batch = collator(docs)
-    anchors = unmasked(batch)
-    assert anchors.shape[0] == 3 * 2 and batch["positive_input_ids"].shape[0] == 3 * 2 * 3
-    cls_id, sep_id = collator.tokenizer.cls_token_id, collator.tokenizer.sep_token_id
-    assert (batch["anchor_input_ids"][:, 0] == cls_id).all()
-    for i in range(6):
-        offset = 100 + i // 2
-        anchor = span_of(anchors[i], batch["anchor_attention_mask"][i], offset)
-        assert anchors[i][int(batch["anchor_attention_mask"][i].sum()) - 1] == sep_id
-        for p in range(3):
-            row = i * 3 + p
-            positive = span_of(batch["positive_input_ids"][row], batch["positive_attention_mask"][row], offset)
-            assert placement(anchor, positive) in {"adjacent", "subsumed", "overlapping"}
-
-
-def test_masking_rules(collator):
-    batch = collator(documents(3) * 20)
-    ids, labels, attention = batch["anchor_input_ids"], batch["anchor_mlm_labels"], batch["anchor_attention_mask"]
-    original = unmasked(batch)
-    special = torch.isin(original, torch.tensor(collator.tokenizer.all_special_ids))
-    chosen = labels != -100
-    assert not (chosen & special).any(), "special tokens must never be masked"
-    assert not (chosen & (attention == 0)).any()
-    rate = chosen.sum() / (~special).sum()
-    assert rate.item() == pytest.approx(0.15, abs=0.02)
-    as_mask = (ids[chosen] == collator.tokenizer.mask_token_id).float().mean().item()
-    kept = (ids[chosen] == original[chosen]).float().mean().item()
-    assert as_mask == pytest.approx(0.8, abs=0.04)
-    assert kept == pytest.approx(0.1, abs=0.03)
-    assert torch.equal(ids[~chosen], original[~chosen])
-    assert "positive_mlm_labels" not in batch
-
-
-def test_seeded_per_epoch(collator, tiny_model):
-    docs = documents(2)
-    first = collator(docs)
-    again = DeCLUTRDataCollator(tiny_model.tokenizer, collator.span_sampler, seed=0)(docs)
-    assert torch.equal(first["anchor_input_ids"], again["anchor_input_ids"])
-    other = DeCLUTRDataCollator(tiny_model.tokenizer, collator.span_sampler, seed=0)
-    other.set_epoch(1)
-    assert not torch.equal(unmasked(other(docs))[:, :10], unmasked(first)[:, :10])
-
-
-def test_collator_without_mlm_has_no_labels(tiny_model):
-    batch = DeCLUTRDataCollator(tiny_model.tokenizer, SpanSampler(max_length=32), mlm_probability=0)(documents(1))
-    assert "anchor_mlm_labels" not in batch
 
 
 def run_loss(loss, batch):

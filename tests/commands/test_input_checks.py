@@ -63,6 +63,10 @@ MODEL_RULES = [
 COMMAND_RULES = {
     "declutr": [
         (["--dataset", "missing.jsonl"], "--dataset missing.jsonl: no such file or folder"),
+        # A file that a model load would otherwise wait for: read now, named by file and line.
+        (["--dataset", "latin1.jsonl"], "--dataset latin1.jsonl, line 2: not UTF-8 text (byte 0xe9 at column 14)"),
+        (["--dataset", "body.jsonl"], "--dataset body.jsonl: no 'text' field; its fields are ['body']"),
+        (["--dataset", "nothing.jsonl"], "--dataset nothing.jsonl: no rows"),
         (["--max-rows", "0"], "--max-rows 0: must be at least 1"),
         (["--num-anchors", "0"], "--num-anchors 0: must be at least 1"),
         (["--num-positives", "0"], "--num-positives 0: must be at least 1"),
@@ -183,6 +187,7 @@ COMMAND_RULES = {
         ),
     ],
     "active": [
+        (["--dataset", "latin1.csv"], "--dataset latin1.csv, line 3: not UTF-8 text (byte 0xe9 at column 4)"),
         (["--dataset", "missing.csv"], "--dataset missing.csv: no such file or folder"),
         (["--label-names", "a"], "--label-names a: a classifier needs at least two labels"),
         (["--label-names", "a", "a", "b"], "--label-names a a b: repeats a"),
@@ -379,6 +384,10 @@ def make_inputs(folder: Path) -> None:
     (folder / "sentences.txt").write_text("The cat sat on the mat.\n")
     (folder / "blank.txt").write_text("\n  \n")
     (folder / "notes.csv").write_text("text\n")
+    (folder / "latin1.jsonl").write_bytes(b'{"text": "ok"}\n{"text": "caf\xe9"}\n')  # saved as Latin-1
+    (folder / "body.jsonl").write_text('{"body": "x"}\n')
+    (folder / "nothing.jsonl").write_text("\n")
+    (folder / "latin1.csv").write_bytes(b"text,label\nok,a\ncaf\xe9,b\n")
     (folder / "mlm-finished").mkdir()
     (folder / "mlm-finished" / "pretraining.json").write_text("{}")
     (folder / "mlm-started").mkdir()

@@ -1,9 +1,9 @@
-"""STS and transfer evaluation: loaders on the real shared files, scoring math, evaluators, the evaluate CLI."""
+"""SentEval's transfer tasks: the loaders on the real shared files, pair features, the batched logistic regressions
+against scikit-learn, C selection and nested cross-validation, and the TransferEvaluator."""
 
 from __future__ import annotations
 
 import csv
-import json
 
 import numpy as np
 import pytest
@@ -11,12 +11,9 @@ import torch
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
-from st_contrastive.commands.evaluate import build_parser, main
 from st_contrastive.evaluation.embedding_cache import EmbeddingCache
 from st_contrastive.evaluation.evaluators import TransferEvaluator
 from st_contrastive.evaluation.logistic_regression import fit_logistic_regressions
-from st_contrastive.evaluation.sts import cosine_spearman, load_sts, sts_evaluator, sts_spearman
-from st_contrastive.evaluation.tasks import evaluate_model, expand_tasks
 from st_contrastive.evaluation.transfer import (
     KFOLD_GRID,
     NESTED_CV_GRID,
@@ -27,75 +24,6 @@ from st_contrastive.evaluation.transfer import (
     pair_features,
     select_c,
 )
-from st_contrastive.reporting import format_results_table, write_results_json
-
-# --- STS ---------------------------------------------------------------------------------------------------------
-
-
-def test_cosine_spearman_matches_hand_computed_value():
-    # Cosines 0.1, 0.3, 0.9, 0.5 rank 1, 2, 4, 3 against gold ranks 1, 2, 3, 4:
-    # rho = 1 - 6 * (1 + 1) / (4 * (16 - 1)) = 0.8. Vector norms differ on purpose: only the angle may count.
-    cosines = np.array([0.1, 0.3, 0.9, 0.5])
-    embeddings1 = np.tile([3.0, 0.0], (4, 1))
-    embeddings2 = np.stack([cosines, np.sqrt(1 - cosines**2)], axis=1) * np.array([[1.0], [2.0], [0.5], [7.0]])
-    assert cosine_spearman(embeddings1, embeddings2, [0.0, 1.5, 2.0, 4.8]) == pytest.approx(80.0)
-    assert cosine_spearman(embeddings1, embeddings2, [0.0, 1.0, 5.0, 3.0]) == pytest.approx(100.0)
-
-
-def test_load_sts_reads_full_files_and_leading_quotes():
-    s1, s2, scores = load_sts("stsb", "test")
-    assert len(s1) == len(s2) == len(scores) == 1379
-    assert min(scores) >= 0 and max(scores) <= 5
-    # File line 893: both sentences start with a literal quote; QUOTE_MINIMAL would merge fields here.
-    assert s1[891].startswith('"We believe we are fully prepared') and s1[891].endswith("chairman.")
-    assert s2[891].startswith('"We believe') and scores[891] == 3.75
-
-    s1, s2, scores = load_sts("sick", "test")
-    assert len(scores) == 4927
-    assert min(scores) >= 1 and max(scores) <= 5
-    assert [len(load_sts("stsb", split)[2]) for split in ("train", "dev")] == [5749, 1500]
-    assert [len(load_sts("sick", split)[2]) for split in ("train", "dev")] == [4500, 500]
-    assert load_sts("sick", "test", max_rows=7)[0] == s1[:7]
-
-
-def test_load_sts_from_local_dataset_directory(tmp_path):
-    rows = [{"sentence1": f"a {i}", "sentence2": f"b {i}", "score": i / 2} for i in range(5)]
-    (tmp_path / "validation.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    s1, _, scores = load_sts(str(tmp_path), "dev")  # "dev" finds the Hub-style "validation" split
-    assert s1 == [r["sentence1"] for r in rows] and scores == [r["score"] for r in rows]
-
-
-def test_unknown_sts_task_and_split_raise():
-    with pytest.raises(ValueError, match="stsb, sick"):
-        load_sts("sts12", "test")
-    with pytest.raises(ValueError, match="train, dev, test"):
-        load_sts("stsb", "validation")
-
-
-def test_sts_spearman_and_st_evaluator_agree(tiny_model):
-    s1, s2, scores = load_sts("stsb", "dev", max_rows=40)
-    ours = sts_spearman(tiny_model, s1, s2, scores, batch_size=16)
-    reference = cosine_spearman(tiny_model.encode(s1), tiny_model.encode(s2), scores)
-    assert ours == pytest.approx(reference, abs=0.5)
-
-    evaluator = sts_evaluator("stsb", "dev", max_rows=40, batch_size=16)
-    metrics = evaluator(tiny_model)
-    assert evaluator.primary_metric == "sts-b-dev_spearman_cosine"
-    assert set(metrics) == {"sts-b-dev_pearson_cosine", "sts-b-dev_spearman_cosine"}
-    assert metrics["sts-b-dev_spearman_cosine"] == pytest.approx(ours / 100, abs=0.005)
-
-
-def test_embedding_cache_encodes_each_sentence_once(tiny_model):
-    cache = EmbeddingCache(tiny_model, batch_size=8)
-    vectors = cache.encode(["a cat", "a dog", "a cat"])
-    assert len(cache) == 2 and vectors.shape[0] == 3
-    np.testing.assert_array_equal(vectors[0], vectors[2])
-    again = cache.encode(["a dog"])
-    assert len(cache) == 2
-    np.testing.assert_array_equal(again[0], vectors[1])
-
-
-# --- transfer ----------------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -241,58 +169,3 @@ def test_transfer_evaluator_returns_prefixed_metrics(tiny_model, tmp_path):
     with open(tmp_path / evaluator.csv_file, newline="") as f:
         rows = list(csv.reader(f))
     assert rows[0] == ["epoch", "steps", "accuracy", "dev_accuracy", "f1"] and rows[1][:2] == ["1", "10"]
-
-
-# --- report and CLI ----------------------------------------------------------------------------------------------
-
-
-def test_expand_tasks_shortcuts_and_unknown_names():
-    assert expand_tasks(["sts", "mr", "stsb-test"]) == ["stsb-test", "sick-test", "mr"]
-    assert len(expand_tasks("transfer")) == 8
-    with pytest.raises(ValueError, match=r"'sts-b'.*stsb-test.*mrpc"):
-        expand_tasks(["sts-b", "mr"])
-
-
-def test_report_table_and_json(tiny_model, tmp_path):
-    results = evaluate_model(
-        tiny_model, ["sick-dev", "trec"], max_rows=50, protocol=TransferProtocol(folds=2), show_progress=False
-    )
-    assert set(results["sick-dev"]) == {"spearman", "n", "seconds"}
-    assert results["trec"]["C"] in KFOLD_GRID
-    table = format_results_table(results)
-    assert "sick-dev" in table and "trec" in table and "sts avg" in table and "transfer avg" in table
-    path = write_results_json(results, tmp_path / "r.json", model="tiny")
-    payload = json.loads(path.read_text())
-    assert payload["model"] == "tiny"
-    assert payload["averages"]["sts"] == pytest.approx(results["sick-dev"]["spearman"])
-
-
-def test_evaluate_cli_writes_json(tiny_model, tmp_path, capsys):
-    model_dir = tmp_path / "model"
-    tiny_model.save(str(model_dir))
-    output = tmp_path / "out" / "results.json"
-    argv = [str(model_dir), "--eval-tasks", "stsb-test", "cr", "--eval-max-rows", "60", "--eval-folds", "3"]
-    main([*argv, "--output", str(output), "--eval-batch-size", "16", "--device", "cpu", "--no-progress"])
-    payload = json.loads(output.read_text())
-    assert set(payload["results"]) == {"stsb-test", "cr"}
-    assert set(payload["averages"]) == {"sts", "transfer"}
-    assert payload["model"] == str(model_dir) and payload["tasks"] == ["stsb-test", "cr"]
-    assert payload["settings"]["eval_max_rows"] == 60 and payload["settings"]["eval_folds"] == 3
-    assert "stsb-test" in capsys.readouterr().out
-
-    with pytest.raises(ValueError, match="Valid tasks"):
-        main([str(model_dir), "--eval-tasks", "nope"])
-
-
-def test_evaluate_cli_help_documents_every_option():
-    parser = build_parser()
-    for action in parser._actions:
-        assert action.help, f"option {action.dest} has no help"
-    assert "--eval-max-rows" in parser.format_help()
-
-
-def test_printed_change_is_the_difference_of_the_printed_figures():
-    from st_contrastive.reporting import format_comparison
-
-    table = format_comparison({"stsb-test": {"spearman": 82.0349}}, {"stsb-test": {"spearman": 81.1851}})
-    assert "82.03    81.19    -0.84" in table  # not -0.85, the change of the unrounded scores
