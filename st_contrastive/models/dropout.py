@@ -7,13 +7,14 @@ from contextlib import contextmanager
 
 from torch import nn
 
+from st_contrastive.arguments import fraction
+
 
 @contextmanager
 def dropout_rate(module: nn.Module, rate: float) -> Iterator[None]:
     """Set ``p`` of every ``nn.Dropout`` inside ``module`` to ``rate``, and restore each one's own on exit, also when
     an exception is raised. BERT-family attention reads its rate from the same modules (``self.dropout.p``)."""
-    if not 0.0 <= rate < 1.0:
-        raise ValueError(f"a dropout rate is in [0, 1), not {rate}")
+    fraction("rate", rate, one_included=False)
     layers = [layer for layer in module.modules() if isinstance(layer, nn.Dropout)]
     saved = [layer.p for layer in layers]
     try:
