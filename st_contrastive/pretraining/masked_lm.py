@@ -66,7 +66,7 @@ def pretrain_masked_lm(
     kept), AdamW, linear warm-up over ``warmup_ratio`` of ``max_steps`` then linear decay to zero.
     ``max_minutes`` stops training early after that much wall-clock (the schedule is still sized by ``max_steps``,
     so pick ``max_steps`` to fit and keep ``max_minutes`` as a guard). ``bf16`` trains under bfloat16 autocast
-    (about 2x faster on CPUs with AVX512-BF16 and on recent GPUs; weights stay float32). ``dropout`` applies while
+    (faster on CPUs with AVX512-BF16 and on recent GPUs, docs/declutr.md; weights stay float32). ``dropout`` applies while
     pretraining only; the saved config has BERT's 0.1 for fine-tuning.
 
     Long runs are resumable: every ``save_steps`` a trainer checkpoint (weights, optimizer, scheduler, data order)

@@ -37,7 +37,7 @@ class MaskedPositionsMLM(BertForMaskedLM):
     """A ``BertForMaskedLM`` whose training forward scores only the masked positions.
 
     ``BertForMaskedLM.forward`` projects every position onto the vocabulary although only ~15% carry a label; on a
-    small model that projection is the largest matmul of the step (measured: 1.8x faster step on CPU without it).
+    small model that projection is the largest matmul of the step (docs/declutr.md measures the difference).
     A subclass, not a wrapper, so the Trainer's checkpoints are ordinary ``save_pretrained`` folders (tied weights
     and all) that resume; ``as_masked_lm`` gives the plain ``BertForMaskedLM`` that is saved at the end.
     """
