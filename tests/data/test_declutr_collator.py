@@ -3,6 +3,7 @@ workers, and bad input caught before training."""
 
 import pytest
 import torch
+from declutr_batches import documents, span_collator, unmasked
 from torch.utils.data import DataLoader
 
 from st_contrastive.data import (
@@ -15,23 +16,10 @@ from st_contrastive.data import (
 )
 from st_contrastive.data_dir import data_file
 
-NUM_TOKENS = 600
-
 
 @pytest.fixture()
 def collator(tiny_model):
-    sampler = SpanSampler(num_anchors=2, num_positives=3, min_length=8, max_length=64)
-    return DeCLUTRDataCollator(tiny_model.tokenizer, sampler, seed=0)
-
-
-def documents(count=3):
-    # Distinct ids per position, so each span's content tells where it came from.
-    return [{"token_ids": list(range(100 + d, 100 + d + NUM_TOKENS))} for d in range(count)]
-
-
-def unmasked(batch):
-    labels = batch["anchor_mlm_labels"]
-    return torch.where(labels != -100, labels, batch["anchor_input_ids"])
+    return span_collator(tiny_model.tokenizer)
 
 
 def wiki_documents(model, sampler, limit=12):

@@ -4,28 +4,16 @@ masking rules are tests/data/test_declutr_collator.py's)."""
 import pytest
 import torch
 import torch.nn.functional as F
+from declutr_batches import documents, span_collator, unmasked
 from transformers import AutoModelForMaskedLM
 
 from st_contrastive.data import DeCLUTRDataCollator, SpanSampler
 from st_contrastive.losses import DeCLUTRLoss, nt_xent
 
-NUM_TOKENS = 600
-
 
 @pytest.fixture()
 def collator(tiny_model):
-    sampler = SpanSampler(num_anchors=2, num_positives=3, min_length=8, max_length=64)
-    return DeCLUTRDataCollator(tiny_model.tokenizer, sampler, seed=0)
-
-
-def documents(count=3):
-    # Distinct ids per position, so each span's content tells where it came from.
-    return [{"token_ids": list(range(100 + d, 100 + d + NUM_TOKENS))} for d in range(count)]
-
-
-def unmasked(batch):
-    labels = batch["anchor_mlm_labels"]
-    return torch.where(labels != -100, labels, batch["anchor_input_ids"])
+    return span_collator(tiny_model.tokenizer)
 
 
 def run_loss(loss, batch):
