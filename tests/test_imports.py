@@ -50,7 +50,7 @@ def imports_of(path: Path, known: dict[str, Path]) -> list[tuple[int, str]]:
         else:
             continue
         found += [(node.lineno, name) for name in names if name.startswith("st_contrastive.") and name in known]
-    return found
+    return sorted(set(found))  # `from m import a, b` is one import of m
 
 
 def part_of(module: str) -> str:
