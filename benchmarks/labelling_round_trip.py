@@ -55,7 +55,10 @@ def main(argv: list[str] | None = None) -> dict:
     config = ActiveLearningConfig(dataset=str(folder / "trec.csv"), oracle="human", output=str(folder / "run"))
     run(config)  # round 0's random queries
     session = LabellingSession(config.output, annotator="benchmark")
-    client = TestClient(create_app(session))
+    token = "benchmark"  # the page's client: its token and its own origin on every request
+    client = TestClient(
+        create_app(session, token, frozenset({"testserver"})), headers={"X-Token": token, "Origin": "http://testserver"}
+    )
     rows = []
     for _ in range(args.rounds):
         status = client.get("/api/status").json()

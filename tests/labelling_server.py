@@ -17,12 +17,20 @@ def free_port() -> int:
 
 class Server:
     """The labelling server of ``run_dir`` on a free port, ready once its status answers; ``gold`` maps a text to
-    the label a person gives it."""
+    the label a person gives it. ``page_url`` is the URL it printed (with its token), which a person opens; the API
+    calls here carry the token and the page's own origin, as the page's do."""
 
     def __init__(self, run_dir: str, gold: dict[str, str]) -> None:
         self.run_dir, self.gold, self.port = run_dir, gold, free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.start()
+
+    def read_url(self) -> str:
+        """The URL of the line the server prints once its port is taken (the token in it changes at each start)."""
+        for line in self.process.stdout:
+            if "open http" in line:
+                return line.split("open ", 1)[1].split()[0]
+        raise AssertionError("the labelling server printed no URL")
 
     def start(self) -> None:
         self.process = subprocess.Popen(
@@ -41,25 +49,27 @@ class Server:
             stderr=subprocess.STDOUT,
             text=True,
         )
+        self.page_url = self.read_url()
+        token = self.page_url.split("token=", 1)[1]
+        self.client = httpx.Client(headers={"X-Token": token, "Origin": self.url.rstrip("/")}, timeout=30)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             assert self.process.poll() is None, self.process.stdout.read()
             try:
-                if httpx.get(self.url + "api/status", timeout=5).status_code == 200:
+                if self.client.get(self.url + "api/status", timeout=5).status_code == 200:
                     return
             except httpx.TransportError:
                 time.sleep(0.2)
         raise AssertionError("the labelling server did not answer in 120 s")
 
     def status(self) -> dict:
-        return httpx.get(self.url + "api/status", timeout=30).json()
+        return self.client.get(self.url + "api/status").json()
 
     def label_current(self) -> dict:
         status = self.status()
         item = status["item"]
-        response = httpx.post(
+        response = self.client.post(
             self.url + "api/label",
-            timeout=30,
             json={"round": status["round"], "id": item["id"], "label": self.gold[item["text"]]},
         )
         assert response.status_code == 200, response.text
@@ -69,6 +79,10 @@ class Server:
         """Label every query of the round, then wait while the next one trains; the status after it."""
         while self.status()["item"] is not None:
             self.label_current()
+        return self.after_training(timeout)
+
+    def after_training(self, timeout: float = 300) -> dict:
+        """The status once no round trains (at once when none does)."""
         deadline = time.monotonic() + timeout
         while (status := self.status())["phase"] == "training":
             assert time.monotonic() < deadline, f"the next round did not come in {timeout} s"

@@ -11,20 +11,20 @@ it reads the file, trains, acquires and writes the next round's file.
 
 from __future__ import annotations
 
-import csv
 import getpass
 import json
 import logging
-import os
 import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from st_contrastive.active import run_lock
 from st_contrastive.active.loop import arm_name, experiment_data, given_labels, round_sizes
 from st_contrastive.active.oracle import QUERY_COLUMNS, AwaitingLabels, queries_path, write_queries
 from st_contrastive.active.state import ArmState
 from st_contrastive.config.active_learning import ActiveLearningConfig
+from st_contrastive.data.table_file import read_rows, write_csv_atomically
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +61,7 @@ class LabellingSession:
                 "with --oracle human"
             )
         self.config.output = str(self.run_dir)  # the folder as given here, wherever the run was started from
+        run_lock.acquire(self.run_dir)  # one writer: a second server, or the command line, is refused by name
         self.annotator = annotator or getpass.getuser()
         self.data = experiment_data(self.config).subset_pool(self.config.pool_size, 0)
         self.label_names = self.data.label_names
@@ -75,10 +76,17 @@ class LabellingSession:
         self.training_thread: threading.Thread | None = None
         self.predictions: dict[int, dict[int, tuple[str, float]]] = {}  # round -> row id -> (label, probability)
         state = ArmState.load(self.folder)
-        if state is None or (state.pending and self._complete(self._rows(state))):
-            self.train_next_round()  # a new run (round 0's queries), or a round labelled before a restart
+        if state is None or (state.pending and self._complete(self._rows(state))) or self._interrupted(state):
+            # A new run (round 0's queries), a round labelled before a stop, or a round whose training was stopped:
+            # the loop goes on from the run's files, as `active --resume-from-checkpoint` does.
+            self.train_next_round()
         elif state.pending:
             self._predictions(state)
+
+    def _interrupted(self, state: ArmState) -> bool:
+        """The loop took a round's labels and was stopped before it asked for the next ones (a kill or an error
+        while training, evaluating or acquiring): no round waits, and the budget is not reached."""
+        return state.pending is None and len(state.rounds) < len(self.sizes)
 
     # What the page shows.
 
@@ -131,7 +139,7 @@ class LabellingSession:
         guess = self._predictions(state).get(row_id)
         return {
             "id": row_id,
-            "text": row["text"],
+            "text": self.data.train_texts[row_id],  # the dataset's, not the file's (escaped for spreadsheets)
             "position": len(rows) - len(waiting) + 1,
             "prediction": guess[0] if guess else None,
             "confidence": guess[1] if guess else None,
@@ -201,6 +209,14 @@ class LabellingSession:
 
     # The next round, in the background.
 
+    def retry(self) -> dict:
+        """Train the round again after a failure (its labels are in the queries file): the page's retry button."""
+        with self.lock:
+            if self.phase != "failed":
+                raise Refused("nothing failed: no round to retry", conflict=True)
+            self.train_next_round()
+            return self.status()
+
     def train_next_round(self) -> None:
         """Run the loop until it waits for labels again or reaches the budget, in a background thread."""
         with self.lock:
@@ -254,10 +270,12 @@ class LabellingSession:
             for round_number in range(len(self.sizes)):
                 path = queries_path(self.folder, round_number)
                 if path.is_file():
-                    answered = [row for row in _read(path) if row["label"]]
+                    answered = [
+                        row | {"text": self.data.train_texts[int(row["id"])]} for row in read_rows(path) if row["label"]
+                    ]
                     rows += sorted(answered, key=lambda row: row.get("labelled_at") or "")
             path = self.run_dir / "labelled.csv"
-            _write_atomically(path, EXPORT_COLUMNS, rows)
+            write_csv_atomically(path, EXPORT_COLUMNS, rows)
             return path
 
     def commands(self) -> list[str]:
@@ -293,10 +311,10 @@ class LabellingSession:
         path = queries_path(self.folder, state.pending.round)
         if not path.is_file():
             write_queries(path, state.pending, self.data.train_texts)
-        return [{column: row.get(column) or "" for column in COLUMNS} for row in _read(path)]
+        return [{column: row.get(column) or "" for column in COLUMNS} for row in read_rows(path)]
 
     def _write(self, state: ArmState, rows: list[dict]) -> None:
-        _write_atomically(queries_path(self.folder, state.pending.round), COLUMNS, rows)
+        write_csv_atomically(queries_path(self.folder, state.pending.round), COLUMNS, rows)
 
     @staticmethod
     def _complete(rows: list[dict]) -> bool:
@@ -314,20 +332,3 @@ def predict(model_dir: Path, texts: list[str], ids: list[int]) -> dict[int, tupl
     probabilities = model.proba([texts[i] for i in ids])
     labels = model.classifier.labels
     return {i: (labels[int(p.argmax())], round(float(p.max()), 3)) for i, p in zip(ids, probabilities, strict=True)}
-
-
-def _read(path: Path) -> list[dict]:
-    with path.open(newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
-
-
-def _write_atomically(path: Path, columns: tuple[str, ...], rows: list[dict]) -> None:
-    """Write a CSV next to ``path`` and move it over ``path``: a kill leaves the old file or the new, never half."""
-    temporary = path.with_suffix(".csv.tmp")
-    with temporary.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(temporary, path)

@@ -8,6 +8,9 @@ its own front end for it.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import re
 import secrets
 from importlib import resources
 
@@ -21,10 +24,18 @@ pydantic = require_extra("pydantic", "active")
 PAGE = resources.files("st_contrastive.active").joinpath("labelling_page.html")
 
 
+# A label name, a round or a row id: a request is a few dozen bytes, so anything near this is not the page's.
+MAX_BODY_BYTES = 16 * 1024
+MAX_LABEL_CHARS = 200
+COOKIE = "st_contrastive_token"
+# The names a browser on this machine uses for a server on the loopback address.
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
 class LabelRequest(pydantic.BaseModel):
     round: int
     id: int
-    label: str
+    label: str = pydantic.Field(max_length=MAX_LABEL_CHARS)
 
 
 class SkipRequest(pydantic.BaseModel):
@@ -37,32 +48,94 @@ class UndoRequest(pydantic.BaseModel):
 
 
 def new_token() -> str:
-    """An access token for a page served beyond localhost (``--host``)."""
+    """The page's access token, printed in the URL the server starts with (as Jupyter's)."""
     return secrets.token_urlsafe(24)
 
 
-def create_app(session: LabellingSession, token: str | None = None):
-    """The page at ``/`` and its JSON API under ``/api``; with ``token`` every request must carry it (``?token=``
-    or the ``X-Token`` header), others get 403."""
+def _hash(code: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(code.encode()).digest()).decode() + "'"
+
+
+def content_security_policy(page: str) -> str:
+    """The page's own inline script and style, by hash, and nothing else: no other script, no frame around it."""
+    inline = {tag: re.search(rf"<{tag}>(.*?)</{tag}>", page, re.DOTALL).group(1) for tag in ("script", "style")}
+    return (
+        f"default-src 'none'; script-src {_hash(inline['script'])}; style-src {_hash(inline['style'])}; "
+        "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    )
+
+
+def host_name(host_header: str) -> str:
+    """``Host: [::1]:8000`` -> ``::1``; ``localhost:8000`` -> ``localhost``."""
+    host = host_header.strip().lower()
+    if host.startswith("["):
+        return host[1 : host.find("]")]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _refuse(status: int, message: str):
+    return responses.PlainTextResponse(f"{status}: {message}", status_code=status)
+
+
+def create_app(session: LabellingSession, token: str, hosts: frozenset[str] = LOCAL_HOSTS, *, secure: bool = False):
+    """The page at ``/`` and its JSON API under ``/api``, guarded as Jupyter guards its server:
+
+    - every request carries ``token``: in the URL the server printed (``?token=``, traded at once for an HttpOnly,
+      SameSite=Strict cookie and dropped from the address bar), the cookie, or an ``X-Token`` header;
+    - its ``Host`` is one of ``hosts`` (a DNS-rebinding page names its own);
+    - a request that changes anything comes from the page itself: a same-origin ``Origin`` or
+      ``Sec-Fetch-Site``, a declared body of at most ``MAX_BODY_BYTES``;
+    - every response forbids other scripts and frames (CSP, ``X-Frame-Options``).
+
+    ``secure``: served over TLS, so the cookie is ``Secure``."""
     app = fastapi.FastAPI(title="st-contrastive labelling", docs_url=None, redoc_url=None, openapi_url=None)
+    page = PAGE.read_text(encoding="utf-8")
+    headers = {
+        "Content-Security-Policy": content_security_policy(page),
+        "X-Frame-Options": "DENY",
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+        "Cache-Control": "no-store",
+    }
+
+    def refusal(request) -> object | None:
+        if host_name(request.headers.get("host", "")) not in hosts:
+            return _refuse(403, f"Host {request.headers.get('host', '')!r} is not this server's address")
+        given = request.query_params.get("token") or request.headers.get("x-token") or request.cookies.get(COOKIE, "")
+        if not secrets.compare_digest(given.encode(), token.encode()):
+            return _refuse(403, "this page needs the token printed when the server started (open the URL it printed)")
+        if request.method not in ("GET", "HEAD"):
+            origin = request.headers.get("origin")
+            own = f"{request.url.scheme}://{request.headers.get('host', '')}"
+            if origin != own and request.headers.get("sec-fetch-site") != "same-origin":
+                return _refuse(403, "a request that changes labels must come from the labelling page itself")
+            length = request.headers.get("content-length")
+            if length is None or not length.isdigit():
+                return _refuse(411, "a request body must declare its length")
+            if int(length) > MAX_BODY_BYTES:
+                return _refuse(413, f"a request body is at most {MAX_BODY_BYTES} bytes")
+        return None
 
     @app.middleware("http")
-    async def require_token(request, call_next):
-        given = request.query_params.get("token") or request.headers.get("x-token") or ""
-        if token and not secrets.compare_digest(given.encode(), token.encode()):
-            return responses.PlainTextResponse(
-                "403: this page needs the token printed when the server started (open the URL it printed)",
-                status_code=403,
-            )
-        return await call_next(request)
+    async def guard(request, call_next):
+        response = refusal(request)
+        if response is None:
+            if request.method == "GET" and request.url.path == "/" and "token" in request.query_params:
+                response = responses.RedirectResponse("/", status_code=303)  # the token leaves the address bar
+            else:
+                response = await call_next(request)
+            if request.cookies.get(COOKIE) != token:
+                response.set_cookie(COOKIE, token, httponly=True, samesite="strict", secure=secure)
+        response.headers.update(headers)
+        return response
 
     @app.exception_handler(Refused)
     async def refused(request, error: Refused):
         return responses.JSONResponse({"error": str(error)}, status_code=409 if error.conflict else 400)
 
     @app.get("/", response_class=responses.HTMLResponse)
-    def page() -> str:
-        return PAGE.read_text(encoding="utf-8")
+    def index() -> str:
+        return page
 
     @app.get("/api/status")
     def status() -> dict:
@@ -75,6 +148,10 @@ def create_app(session: LabellingSession, token: str | None = None):
     @app.post("/api/undo")
     def undo(request: UndoRequest) -> dict:
         return session.undo(request.round)
+
+    @app.post("/api/retry")
+    def retry() -> dict:
+        return session.retry()
 
     @app.post("/api/skip")
     def skip(request: SkipRequest) -> dict:

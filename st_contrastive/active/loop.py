@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from st_contrastive.active import run_lock
 from st_contrastive.active.acquisition import PoolModel, acquire, random_ids
 from st_contrastive.active.oracle import HumanOracle, SimulatedOracle
 from st_contrastive.active.state import ArmState, Pending
@@ -78,15 +79,21 @@ def run_active_learning(
     config: ActiveLearningConfig, *, progress: bool = True, say: Callable[[str], None] = logger.info
 ) -> list[dict]:
     """Run (or continue) every arm of ``config``; returns the per-round metrics rows of all arms. ``say`` gets what a
-    person labelling by hand should know before the first file (the command line prints it)."""
-    from st_contrastive.default_model import default_model
-
+    person labelling by hand should know before the first file (the command line prints it). The run's folder is
+    held while the arms run (:mod:`~st_contrastive.active.run_lock`): a second writer is refused."""
     config.check()
     output = Path(config.output)
     data = experiment_data(config)
     if config.oracle == "human":
         say(_human_start(config, data))
-    _write_config(output, config)  # after the data loaded: a bad file leaves no run folder behind
+    with run_lock.holding(output):  # after the data loaded: a bad file leaves no run folder behind
+        _write_config(output, config)
+        return _run_arms(config, data, output, progress)
+
+
+def _run_arms(config: ActiveLearningConfig, data, output: Path, progress: bool) -> list[dict]:
+    from st_contrastive.default_model import default_model
+
     base_model = config.model or default_model()
     rows = []
     for seed in config.seeds:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from st_contrastive.active.state import Pending
+from st_contrastive.data.table_file import text_lines, write_csv_atomically
 
 QUERY_COLUMNS = ("round", "id", "text", "label")
 
@@ -52,20 +53,17 @@ def queries_path(folder: str | Path, round_number: int) -> Path:
 
 def write_queries(path: Path, pending: Pending, texts: Sequence[str]) -> None:
     """The queried rows of ``pending`` with an empty label column, in the order they were acquired."""
-    with path.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(QUERY_COLUMNS)
-        writer.writerows([pending.round, i, texts[i], ""] for i in pending.ids)
+    rows = [{"round": pending.round, "id": i, "text": texts[i], "label": ""} for i in pending.ids]
+    write_csv_atomically(path, QUERY_COLUMNS, rows)
 
 
 def read_labels(path: Path, pending: Pending, label_names: list[str]) -> list[int]:
     """The label ids of ``pending.ids`` from a filled-in queries file, or an error naming the bad row."""
-    with path.open(newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        absent = [c for c in ("round", "id", "label") if c not in (reader.fieldnames or [])]
-        if absent:
-            raise ValueError(f"{path}: no {absent[0]!r} column; keep the columns {', '.join(QUERY_COLUMNS)}")
-        rows = list(reader)
+    reader = csv.DictReader(text_lines(path))  # a BOM a spreadsheet adds is dropped, a non-UTF-8 byte named
+    absent = [c for c in ("round", "id", "label") if c not in (reader.fieldnames or [])]
+    if absent:
+        raise ValueError(f"{path}: no {absent[0]!r} column; keep the columns {', '.join(QUERY_COLUMNS)}")
+    rows = list(reader)
     by_name = {name: i for i, name in enumerate(label_names)}
     asked, answered, missing = set(pending.ids), {}, 0
     for number, row in enumerate(rows, start=2):  # line numbers as a spreadsheet shows them (1 is the header)

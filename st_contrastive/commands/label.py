@@ -1,7 +1,7 @@
 """``st-contrastive label RUN_DIR``: label an active-learning run in the browser, one text at a time.
 
     st-contrastive active --dataset my_texts.csv --label-names billing bug question --oracle human --output runs/mine
-    st-contrastive label runs/mine            # then open http://127.0.0.1:8000
+    st-contrastive label runs/mine            # then open the URL it prints, with its access token
 
 The page shows each queried text with the current model's guess, label buttons (keys 1-9), undo (u) and skip (s).
 Each label is written to the round's queries file at once; when the round is labelled, the next one trains in the
@@ -13,6 +13,7 @@ stays the record: a spreadsheet and `active --resume-from-checkpoint` work on th
 from __future__ import annotations
 
 import argparse
+import socket
 from dataclasses import dataclass
 
 from st_contrastive.commands import options
@@ -29,10 +30,14 @@ class LabelConfig:
         positional=True, metavar="RUN_DIR", help="the --output folder of `st-contrastive active --oracle human`"
     )
     host: str = option(
-        LOCALHOST, help="address to serve on; any other than 127.0.0.1 requires the access token the server prints"
+        LOCALHOST,
+        help="address to serve on (0.0.0.0: every address of this machine, for other people); every request needs "
+        "the access token in the URL the server prints",
     )
-    port: int = option(8000, help="port to serve on")
+    port: int = option(8000, help="port to serve on (0: a free one, printed)")
     annotator: str | None = option(None, help="who labels, recorded with each label (default: the login name)")
+    ssl_certfile: str | None = option(None, help="serve over HTTPS with this certificate (PEM), with --ssl-keyfile")
+    ssl_keyfile: str | None = option(None, help="the certificate's private key (PEM)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,7 +67,44 @@ def check_inputs(command: LabelConfig) -> None:
             "is a run with the simulated oracle: the page labels runs started with --oracle human",
         )
     checks.within("--port", command.port, 0, 65535, high_included=True)
+    if (command.ssl_certfile is None) != (command.ssl_keyfile is None):
+        checks.add("--ssl-certfile", command.ssl_certfile, "goes with --ssl-keyfile: give both, or neither for HTTP")
+    checks.existing_file(command.ssl_certfile, "--ssl-certfile")
+    checks.existing_file(command.ssl_keyfile, "--ssl-keyfile")
     checks.done()
+
+
+WILDCARDS = ("0.0.0.0", "::")
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The server's socket, taken before the run loads: a port in use is one line, and nothing has trained."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as error:
+        sock.close()
+        raise OSError(f"--port {port}: cannot serve on {host}:{port} ({error.strerror}); choose another port") from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def addresses(host: str) -> tuple[str, frozenset[str]]:
+    """The name to print in the URL, and every name a browser may reach this server by (its ``Host``)."""
+    from st_contrastive.active.labelling_app import LOCAL_HOSTS
+
+    if host not in WILDCARDS:
+        return host, LOCAL_HOSTS | {host.lower()}
+    name = socket.gethostname()
+    names = {name, socket.getfqdn()}
+    try:
+        names |= set(socket.gethostbyname_ex(name)[2])
+    except OSError:
+        pass
+    return name, LOCAL_HOSTS | {n.lower() for n in names}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -73,16 +115,22 @@ def main(argv: list[str] | None = None) -> None:
     from st_contrastive.extras import require_extra
 
     uvicorn = require_extra("uvicorn", "active")
+    sock = bind(command.host, command.port)
     session = LabellingSession(command.run_dir, command.annotator)
-    token = None if command.host == LOCALHOST else new_token()
-    host = f"[{command.host}]" if ":" in command.host else command.host
-    url = f"http://{host}:{command.port}/" + (f"?token={token}" if token else "")
+    token, secure = new_token(), command.ssl_certfile is not None
+    name, hosts = addresses(command.host)
+    shown = f"[{name}]" if ":" in name else name
+    url = f"{'https' if secure else 'http'}://{shown}:{sock.getsockname()[1]}/?token={token}"
     print(
         f"Labelling {command.run_dir} as {session.annotator}: open {url}  (Ctrl-C stops; the labels are saved as "
         "they are given)",
         flush=True,
     )
-    uvicorn.run(create_app(session, token), host=command.host, port=command.port, log_level="warning")
+    app = create_app(session, token, hosts, secure=secure)
+    config = uvicorn.Config(
+        app, log_level="warning", ssl_certfile=command.ssl_certfile, ssl_keyfile=command.ssl_keyfile
+    )
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,6 +43,31 @@ def json_lines(path: str | Path, limit: int | None = None) -> list[dict]:
             raise ValueError(f"{path}, line {number}: expected a JSON object, got {type(row).__name__}")  # noqa: TRY004
         rows.append(row)
     return rows
+
+
+# A cell a spreadsheet would run as a formula starts with one of these (OWASP's CSV injection list).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value):
+    """``value`` as a spreadsheet shows it and never runs it: text that starts like a formula gets a leading ``'``,
+    which spreadsheets hide and read as "text"."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+
+
+def write_csv_atomically(path: str | Path, columns: tuple[str, ...], rows: list[dict]) -> None:
+    """Write a CSV for people and spreadsheets next to ``path``, then move it over ``path``: a kill leaves the old
+    file or the new one, never half of one. Cells that would run as formulas are escaped (:func:`spreadsheet_safe`).
+    The temporary file's name is this process's own, so no other writer can move it in."""
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with temporary.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows({key: spreadsheet_safe(value) for key, value in row.items()} for row in rows)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(temporary, path)
 
 
 def read_rows(path: str | Path) -> list[dict]:

@@ -20,6 +20,15 @@ from st_contrastive.models import LabelClassifier
 GOLD = {text: label for label, texts in SUPPORT.items() for text in texts}
 
 
+TOKEN = "s3cret"
+
+
+def client_for(session: LabellingSession, **headers) -> TestClient:
+    """The page's client: the token and the page's own origin on every request, as the page's fetch sends them."""
+    app = create_app(session, TOKEN, frozenset({"testserver"}))
+    return TestClient(app, headers={"X-Token": TOKEN, "Origin": "http://testserver"} | headers)
+
+
 @pytest.fixture()
 def run_dir(human_run, tmp_path):
     return copy_of_run(human_run, tmp_path)
@@ -33,7 +42,7 @@ def label_current(client, status) -> dict:
 
 
 def test_the_queue_shows_the_file_labels_and_the_models_guess(run_dir):
-    client = TestClient(create_app(LabellingSession(run_dir, annotator="ana")))
+    client = client_for(LabellingSession(run_dir, annotator="ana"))
     status = client.get("/api/status").json()
     assert (status["given"], status["round"], status["queried"], status["rounds_done"], status["rounds_total"]) == (
         6,
@@ -57,7 +66,7 @@ def test_the_queue_shows_the_file_labels_and_the_models_guess(run_dir):
 
 
 def test_label_undo_skip_write_the_queries_file_at_once(run_dir):
-    client = TestClient(create_app(LabellingSession(run_dir, annotator="ana")))
+    client = client_for(LabellingSession(run_dir, annotator="ana"))
     status = client.get("/api/status").json()
     first = status["item"]
     status = label_current(client, status)
@@ -81,7 +90,7 @@ def test_label_undo_skip_write_the_queries_file_at_once(run_dir):
 
 
 def test_a_double_submit_is_applied_once_and_a_different_label_is_refused(run_dir):
-    client = TestClient(create_app(LabellingSession(run_dir)))
+    client = client_for(LabellingSession(run_dir))
     status = client.get("/api/status").json()
     item, label = status["item"], GOLD[status["item"]["text"]]
     request = {"round": 1, "id": item["id"], "label": label}
@@ -103,7 +112,7 @@ def test_a_double_submit_is_applied_once_and_a_different_label_is_refused(run_di
     ],
 )
 def test_bad_requests_are_refused_and_change_nothing(run_dir, change, status_code, message):
-    client = TestClient(create_app(LabellingSession(run_dir)))
+    client = client_for(LabellingSession(run_dir))
     item = client.get("/api/status").json()["item"]
     before = queries(run_dir, 1)
     response = client.post("/api/label", json={"round": 1, "id": item["id"], "label": "bug"} | change)
@@ -111,18 +120,41 @@ def test_bad_requests_are_refused_and_change_nothing(run_dir, change, status_cod
     assert queries(run_dir, 1) == before
 
 
-def test_the_token_is_required_beyond_localhost(run_dir):
-    client = TestClient(create_app(LabellingSession(run_dir), token="s3cret"))
-    assert client.get("/api/status").status_code == 403
-    assert client.get("/").status_code == 403
-    assert client.get("/api/status", headers={"X-Token": "wrong"}).status_code == 403
-    assert client.get("/api/status", headers={"X-Token": "s3cret"}).status_code == 200
-    assert client.get("/?token=s3cret").status_code == 200
+def test_nobody_else_in_token_host_origin_and_size_are_checked(run_dir):
+    """As Jupyter guards its server: a token always, traded for an HttpOnly SameSite=Strict cookie and dropped from
+    the URL; the Host this server is reached by; the page's own origin for anything that changes labels; a bounded
+    body; and headers that forbid other scripts and frames."""
+    session = LabellingSession(run_dir, annotator="ana")
+    anyone = TestClient(create_app(session, TOKEN, frozenset({"testserver"})))
+    assert anyone.get("/api/status").status_code == 403  # no token
+    assert anyone.get("/api/status", headers={"X-Token": "wrong"}).status_code == 403
+    first = anyone.get(f"/?token={TOKEN}", follow_redirects=False)
+    assert first.status_code == 303 and first.headers["location"] == "/"  # the token leaves the address bar
+    cookie = first.headers["set-cookie"]
+    assert f"st_contrastive_token={TOKEN}" in cookie and "HttpOnly" in cookie and "SameSite=strict" in cookie
+    assert anyone.get("/").status_code == 200 and anyone.get("/api/status").status_code == 200  # by the cookie
+    # DNS rebinding: a page of another site that resolves to 127.0.0.1 names its own host.
+    assert anyone.get("/api/status", headers={"Host": "attacker.example"}).status_code == 403
+    item = anyone.get("/api/status").json()["item"]
+    label = {"round": 1, "id": item["id"], "label": GOLD[item["text"]]}
+    before = queries(run_dir, 1)
+    assert anyone.post("/api/label", json=label).status_code == 403  # no Origin: not from the page
+    assert anyone.post("/api/label", json=label, headers={"Origin": "http://attacker.example"}).status_code == 403
+    oversize = {**label, "label": "x" * 20_000}
+    assert anyone.post("/api/label", json=oversize, headers={"Origin": "http://testserver"}).status_code == 413
+    too_long = {**label, "label": "x" * 500}
+    assert anyone.post("/api/label", json=too_long, headers={"Origin": "http://testserver"}).status_code == 422
+    assert queries(run_dir, 1) == before  # nothing refused changed the file
+    assert anyone.post("/api/label", json=label, headers={"Sec-Fetch-Site": "same-origin"}).status_code == 200
+    page = anyone.get("/")
+    policy = page.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in policy and "script-src 'sha256-" in policy and "unsafe" not in policy
+    assert page.headers["x-frame-options"] == "DENY"
 
 
 def test_a_labelled_round_trains_the_next_then_the_budget_exports_every_label(run_dir):
     session = LabellingSession(run_dir, annotator="ana")
-    client = TestClient(create_app(session))
+    client = client_for(session)
     for round_number in (1, 2):
         status = client.get("/api/status").json()
         assert status["round"] == round_number

@@ -4,6 +4,8 @@ label and comes back at the same place in the queue."""
 
 import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 from labelling_server import Server
@@ -41,6 +43,42 @@ def test_killing_the_server_mid_round_loses_no_label_and_keeps_the_place(server,
     assert (status["item"]["id"], status["item"]["position"]) == (position["id"], 3)
 
 
+def test_a_server_killed_while_the_next_round_trains_trains_it_again_on_restart(server, run_dir):
+    """The last label of a round starts its training in the background; a kill then (no handler runs) must not
+    leave the run stuck: the restarted server trains the round, and its queries come, no label lost or doubled."""
+    status = server.status()
+    while status["item"] is not None:
+        server.label_current()
+        status = server.status()
+    assert status["phase"] == "training"
+    server.kill()
+    labelled = [row["label"] for row in queries(run_dir, 1)]
+    assert len(labelled) == 3 and all(labelled)
+    server.start()
+    status = server.after_training()
+    assert (status["phase"], status["round"], status["labels_so_far"]) == ("labelling", 2, 9)
+    assert [row["label"] for row in queries(run_dir, 1)] == labelled  # the round's labels, once each
+    assert ArmState.load(f"{run_dir}/{ARM}").rounds[-1]["labelled"] == 9
+
+
+def test_a_second_writer_on_a_served_run_is_refused_in_one_line(server, run_dir):
+    """Two servers on one run lost acknowledged labels; now the second one, or the command line resuming the run, is
+    refused naming the process that holds it, and the first goes on."""
+    for argv in (["label", run_dir, "--port", "0"], ["active", "--resume-from-checkpoint", run_dir]):
+        done = subprocess.run(
+            [sys.executable, "-m", "st_contrastive.commands.cli", *argv],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 1 and len(lines) == 1, done.stderr
+        assert f"is in use by process {server.process.pid} (" in lines[0] and "Traceback" not in done.stderr
+    server.label_current()  # the first server still labels
+    assert server.status()["labelled_this_round"] == 1
+
+
 def test_a_round_labelled_by_keyboard_in_chromium_brings_the_next_rounds_queries(server, run_dir, tmp_path):
     if not os.path.exists(CHROMIUM):
         if os.environ.get("CI"):
@@ -52,7 +90,7 @@ def test_a_round_labelled_by_keyboard_in_chromium_brings_the_next_rounds_queries
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
         page = browser.new_page()
-        page.goto(server.url)
+        page.goto(server.page_url)
         expect(page.locator("#round-progress")).to_have_text("0 / 3 (round 1)")
         expect(page.locator("#given")).to_contain_text("6 rows of your file had labels")
         expect(page.locator("#prediction")).to_contain_text("The current model guesses")
