@@ -14,12 +14,14 @@ from __future__ import annotations
 import getpass
 import json
 import logging
+import os
 import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 from st_contrastive.active import run_lock
+from st_contrastive.active.dataset_fingerprint import check_unchanged
 from st_contrastive.active.loop import arm_name, experiment_data, given_labels, round_sizes
 from st_contrastive.active.oracle import QUERY_COLUMNS, AwaitingLabels, queries_path, write_queries
 from st_contrastive.active.state import ArmState
@@ -31,6 +33,23 @@ logger = logging.getLogger(__name__)
 # The queries file's columns once the page has written it: the loop's four, then who labelled each row and when.
 COLUMNS = (*QUERY_COLUMNS, "labelled_by", "labelled_at")
 EXPORT_COLUMNS = ("id", "text", "label", "round", "labelled_by", "labelled_at")
+# Every label, undo and skip given on the page, appended as it happens: who, when, what.
+HISTORY = "labelling-history.jsonl"
+
+
+def labels_from_history(run_dir: str | Path) -> dict[tuple[int, int], str]:
+    """The labels the page's history leaves standing, by (round, row id): each label, less those undone after it.
+    The queries files hold the same; this rebuilds them when a file was lost or edited by hand."""
+    labels: dict[tuple[int, int], str] = {}
+    path = Path(run_dir) / HISTORY
+    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    for entry in map(json.loads, filter(None, lines)):
+        key = (entry["round"], entry["id"])
+        if entry["action"] == "label":
+            labels[key] = entry["label"]
+        elif entry["action"] == "undo":
+            labels.pop(key, None)
+    return labels
 
 
 class Refused(ValueError):
@@ -63,7 +82,9 @@ class LabellingSession:
         self.config.output = str(self.run_dir)  # the folder as given here, wherever the run was started from
         run_lock.acquire(self.run_dir)  # one writer: a second server, or the command line, is refused by name
         self.annotator = annotator or getpass.getuser()
-        self.data = experiment_data(self.config).subset_pool(self.config.pool_size, 0)
+        data = experiment_data(self.config)
+        check_unchanged(self.run_dir, self.config.dataset, data.train_texts)  # the labels are row ids of this file
+        self.data = data.subset_pool(self.config.pool_size, 0)
         self.label_names = self.data.label_names
         self.given = given_labels(self.config, self.data)
         self.sizes = round_sizes(len(self.data.train_texts) - len(self.given), self.config, len(self.given))
@@ -175,6 +196,7 @@ class LabellingSession:
                 "labelled_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
             }
             self._write(state, rows)
+            self._record("label", round_number, row_id, label, row["labelled_at"])
             if self._complete(rows):
                 self.train_next_round()
             return self.status()
@@ -194,6 +216,7 @@ class LabellingSession:
                 last | {"label": "", "labelled_by": "", "labelled_at": ""},
             )
             self._write(state, rows)
+            self._record("undo", round_number, int(last["id"]), last["label"])
             return self.status()
 
     def skip(self, round_number: int, row_id: int) -> dict:
@@ -205,7 +228,23 @@ class LabellingSession:
             rows.remove(row)
             rows.append(row)
             self._write(state, rows)
+            self._record("skip", round_number, row_id)
             return self.status()
+
+    def _record(self, action: str, round_number: int, row_id: int, label: str = "", when: str | None = None) -> None:
+        """Append the action to the run's history (one JSON line each, synced before the request is answered)."""
+        entry = {
+            "action": action,
+            "round": round_number,
+            "id": row_id,
+            "label": label,
+            "who": self.annotator,
+            "when": when or datetime.now(UTC).isoformat(timespec="milliseconds"),
+        }
+        with (self.run_dir / HISTORY).open("a", encoding="utf-8") as f:
+            f.write(json.dumps(entry) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
 
     # The next round, in the background.
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from st_contrastive.active import run_lock
 from st_contrastive.active.acquisition import PoolModel, acquire, random_ids
+from st_contrastive.active.dataset_fingerprint import check_unchanged
 from st_contrastive.active.oracle import HumanOracle, SimulatedOracle
 from st_contrastive.active.state import ArmState, Pending
 from st_contrastive.arguments import ArgumentError
@@ -87,6 +88,7 @@ def run_active_learning(
     if config.oracle == "human":
         say(_human_start(config, data))
     with run_lock.holding(output):  # after the data loaded: a bad file leaves no run folder behind
+        check_unchanged(output, config.dataset, data.train_texts)  # the labels are row ids of this file
         _write_config(output, config)
         return _run_arms(config, data, output, progress)
 

@@ -4,6 +4,7 @@ a stale round, a second label for a row, a request without the token)."""
 
 import csv
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from sentence_transformers import SentenceTransformer
 from support_tickets import ARM, SUPPORT, copy_of_run, queries
 
 from st_contrastive.active import ArmState
-from st_contrastive.active.labelling import LabellingSession
+from st_contrastive.active.labelling import HISTORY, LabellingSession, labels_from_history
 from st_contrastive.active.labelling_app import create_app
 from st_contrastive.commands.cli import main as cli_main
 from st_contrastive.models import LabelClassifier
@@ -87,6 +88,20 @@ def test_label_undo_skip_write_the_queries_file_at_once(run_dir):
     assert status["item"]["id"] == first["id"] and status["labelled_this_round"] == 0
     assert all(not r["label"] for r in queries(run_dir, 1))
     assert client.post("/api/undo", json={"round": 1}).status_code == 409  # nothing left to undo
+    # Every action is in the history, who and when; the labels it leaves standing are the file's (none now).
+    history = [json.loads(line) for line in (Path(run_dir) / HISTORY).read_text().splitlines()]
+    assert [(h["action"], h["id"]) for h in history] == [
+        ("label", first["id"]),
+        ("skip", second["id"]),
+        ("label", third["id"]),
+        ("undo", third["id"]),
+        ("undo", first["id"]),
+    ]
+    assert {h["who"] for h in history} == {"ana"} and all(h["when"] for h in history)
+    assert labels_from_history(run_dir) == {}
+    label_current(client, client.get("/api/status").json())
+    standing = {(1, int(r["id"])): r["label"] for r in queries(run_dir, 1) if r["label"]}
+    assert labels_from_history(run_dir) == standing and len(standing) == 1
 
 
 def test_a_double_submit_is_applied_once_and_a_different_label_is_refused(run_dir):
