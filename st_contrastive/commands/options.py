@@ -164,7 +164,7 @@ def _fill(config_class: type, args: argparse.Namespace, defaults: Any):
         default = _default(field, defaults)
         if dataclasses.is_dataclass(hints[field.name]):
             values[field.name] = _fill(hints[field.name], args, default)
-        elif (option_spec(field) is not None) and hasattr(args, field.name):
+        elif option_spec(field) is not None and hasattr(args, field.name):
             values[field.name] = getattr(args, field.name)
         elif default is not dataclasses.MISSING:
             values[field.name] = default
