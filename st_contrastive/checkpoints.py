@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import struct
 import zipfile
 from pathlib import Path
+
+from st_contrastive.atomic_files import write_atomically
 
 logger = logging.getLogger(__name__)
 
@@ -39,9 +40,7 @@ def write_manifest(checkpoint: str | Path) -> Path:
         for path in sorted(checkpoint.rglob("*"))
         if path.is_file() and path.name != MANIFEST_NAME and not path.name.endswith(".tmp")
     }
-    temporary = checkpoint / (MANIFEST_NAME + ".tmp")
-    temporary.write_text(json.dumps({"files": files}, indent=1))
-    os.replace(temporary, checkpoint / MANIFEST_NAME)
+    write_atomically(checkpoint / MANIFEST_NAME, json.dumps({"files": files}, indent=1))
     return checkpoint / MANIFEST_NAME
 
 

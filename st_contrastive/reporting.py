@@ -10,6 +10,7 @@ from types import ModuleType
 
 import numpy as np
 
+from st_contrastive.atomic_files import write_atomically
 from st_contrastive.config.evaluation import averages, main_score
 from st_contrastive.extras import MissingExtra, require_extra
 from st_contrastive.publishing.model_card import write_model_card
@@ -96,7 +97,7 @@ def write_run_results(output: str | Path, results: dict, run) -> dict:
         results = results | {"eval_curves": curves}
         plot_eval_curves({"": curves}, output / "eval_curves.png", title=output.name)
     path = output / "results.json"
-    path.write_text(json.dumps(results, indent=2, default=str))
+    write_atomically(path, json.dumps(results, indent=2, default=str))
     write_model_card(output)  # the method's card replaces sentence-transformers' generic README.md
     plot_training_curves(run.log_history, output / "training_curves.png", title=output.name)
     if results.get("after"):
@@ -141,7 +142,7 @@ def write_results_json(results: dict[str, dict], path: str | Path, **metadata) -
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"results": results, "averages": averages(results), **metadata}
-    path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    write_atomically(path, json.dumps(payload, indent=2) + "\n")
     return path
 
 

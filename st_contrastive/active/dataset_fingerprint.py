@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
+
+from st_contrastive.atomic_files import write_atomically
 
 FILE = "dataset_fingerprint.json"
 
@@ -24,9 +25,7 @@ def check_unchanged(run_dir: str | Path, dataset: str, texts: Sequence[str]) -> 
     current = fingerprints(texts)
     if not path.is_file():
         Path(run_dir).mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps({"dataset": dataset, "rows": current}) + "\n", encoding="utf-8")
-        os.replace(temporary, path)
+        write_atomically(path, json.dumps({"dataset": dataset, "rows": current}) + "\n")
         return
     recorded = json.loads(path.read_text(encoding="utf-8"))["rows"]
     changed = [i for i, (old, new) in enumerate(zip(recorded, current)) if old != new]

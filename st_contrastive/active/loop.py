@@ -15,8 +15,10 @@ label are the pool that rounds query (a random seed set is drawn only when the f
 
 from __future__ import annotations
 
+import io
 import json
 import logging
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -30,13 +32,18 @@ from st_contrastive.active.dataset_fingerprint import check_unchanged
 from st_contrastive.active.oracle import HumanOracle, SimulatedOracle
 from st_contrastive.active.state import ArmState, Pending
 from st_contrastive.arguments import ArgumentError
+from st_contrastive.atomic_files import recover_folder, save_folder_atomically, write_atomically
 from st_contrastive.config.active_learning import REFERENCES, ActiveLearningConfig, only_adds_arms
 from st_contrastive.run_settings import changed_settings
 
 if TYPE_CHECKING:
     from st_contrastive.active.equal_compute import SetFitTimeBudget
+    from st_contrastive.active.objectives import RoundModel
 
 logger = logging.getLogger(__name__)
+
+# The round's model between its training and the end of the round, in the arm's folder.
+TRAINED = "trained-model"
 
 
 def round_sizes(pool: int, config: ActiveLearningConfig, given: int = 0) -> list[int]:
@@ -180,7 +187,7 @@ def _write_config(output: Path, config: ActiveLearningConfig) -> None:
         # Reference and equal-compute arms train on the labelled sets the run already has: its arms stay valid.
         logger.info("%s: adding arms to the run (%s); its finished arms are kept", output, ", ".join(changed))
     output.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(config.to_json(), indent=1))
+    write_atomically(path, json.dumps(config.to_json(), indent=1))
 
 
 def run_arm(
@@ -199,8 +206,7 @@ def run_arm(
     :func:`~st_contrastive.active.objectives.round_steps`)."""
     from tqdm.auto import tqdm
 
-    from st_contrastive.active.equal_compute import epochs
-    from st_contrastive.active.objectives import round_steps, train_round
+    from st_contrastive.active.objectives import RoundModel
 
     name = name or objective
     folder = Path(config.output) / "arms" / arm_name(name, acquisition, seed)
@@ -210,7 +216,7 @@ def run_arm(
     oracle = HumanOracle() if config.oracle == "human" else SimulatedOracle(data.train_labels)
     if not state.labelled and state.pending is None:
         if given:  # the user's own labels are round 0's set: nothing to ask before it trains
-            state.labelled = dict(given)
+            state.labelled, state.phase = dict(given), "training"
         else:
             state.pending = Pending(0, random_ids(range(len(data.train_texts)), sizes[0], _round_seed(seed, 0)))
         state.save(folder)
@@ -220,48 +226,87 @@ def run_arm(
         if state.pending is not None:
             state.label(state.pending.ids, oracle.labels(state.pending, folder, data.train_texts, data.label_names))
             state.save(folder)
-        ids, labels = list(state.labelled), list(state.labelled.values())
-        steps = budget.steps(round_number, len(ids)) if budget else round_steps(len(ids), config.training)
-        # --warm-start: from the model the last round saved (a resumed run finds the same one there).
-        warm_from = folder / "model" if config.training.warm_start and state.rounds else None
-        start = time.perf_counter()
-        model = train_round(
-            objective,
-            base_model,
-            [data.train_texts[i] for i in ids],
-            labels,
-            data.label_names,
-            config.training,
-            folder / "checkpoints",
-            _round_seed(seed, round_number),
-            steps,
-            warm_from,
+        if state.phase in ("evaluating", "acquiring"):  # stopped after training: the round's model is saved
+            model = RoundModel.load(_trained_model(folder))
+        else:
+            model = _train(config, data, state, folder, base_model, objective, seed, budget)
+        if state.phase == "evaluating":
+            state.current |= _evaluate(data, model, folder)
+            state.phase = "acquiring"
+            state.save(folder)
+        acquired = _acquire(config, data, model, state, sizes, acquisition, seed)
+        record = state.current
+        _finish_round(
+            state,
+            record,
+            acquired,
+            folder,
+            model,
+            describe=lambda path: _describe_model(path, config, data, state, base_model, objective),
         )
-        train_seconds = time.perf_counter() - start
-        record, acquired = _evaluate_and_acquire(config, data, model, state, sizes, acquisition, seed, folder)
-        record |= {
-            "started_from": f"round {round_number - 1}" if warm_from else "base",
-            "train_seconds": round(train_seconds, 2),
-            "steps": model.steps,
-            "epochs": epochs(model.steps, len(ids), config.training.batch_size),
-            "optimisation_seconds": round(model.optimisation_seconds, 3),
-        }
-        if budget:
-            record["budget_seconds"] = budget.seconds(round_number)
-        _finish_round(state, record, acquired, folder, model)
-        _describe_model(folder / "model", config, data, state, base_model, objective)
         logger.info(
             "%s round %d: %d labelled, accuracy %s, %.0f s training, %.0f s acquiring",
             folder.name,
             round_number,
             record["labelled"],
             record.get("accuracy"),
-            train_seconds,
+            record["train_seconds"],
             record["acquire_seconds"],
         )
         bar.update(1)
     bar.close()
     return metric_rows(state, len(data.train_texts))
+
+
+def _train(config, data, state: ArmState, folder: Path, base_model, objective, seed, budget) -> RoundModel:
+    """Train the round on the labelled rows and save its model as the round's (``TRAINED``): the phase after it,
+    evaluating, resumes from that model rather than training again."""
+    from st_contrastive.active.equal_compute import epochs
+    from st_contrastive.active.objectives import round_steps, train_round
+
+    round_number = len(state.rounds)
+    state.phase, state.current = "training", None
+    state.save(folder)
+    ids, labels = list(state.labelled), list(state.labelled.values())
+    steps = budget.steps(round_number, len(ids)) if budget else round_steps(len(ids), config.training)
+    # --warm-start: from the model the last round saved (a resumed run finds the same one there).
+    warm_from = folder / "model" if config.training.warm_start and state.rounds else None
+    start = time.perf_counter()
+    model = train_round(
+        objective,
+        base_model,
+        [data.train_texts[i] for i in ids],
+        labels,
+        data.label_names,
+        config.training,
+        folder / "checkpoints",
+        _round_seed(seed, round_number),
+        steps,
+        warm_from,
+    )
+    train_seconds = time.perf_counter() - start
+    save_folder_atomically(folder / TRAINED, model.save)
+    state.current = {
+        "round": round_number,
+        "labelled": len(ids),
+        "started_from": f"round {round_number - 1}" if warm_from else "base",
+        "train_seconds": round(train_seconds, 2),
+        "steps": model.steps,
+        "epochs": epochs(model.steps, len(ids), config.training.batch_size),
+        "optimisation_seconds": round(model.optimisation_seconds, 3),
+    }
+    if budget:
+        state.current["budget_seconds"] = budget.seconds(round_number)
+    state.phase = "evaluating"
+    state.save(folder)
+    return model
+
+
+def _trained_model(folder: Path) -> Path:
+    """The model of the round in progress: saved after training, or already swapped in as ``model`` by a finish that
+    a kill cut short before the state was saved."""
+    recover_folder(folder / "model")
+    return folder / TRAINED if (folder / TRAINED).is_dir() else folder / "model"
 
 
 def run_reference_arm(
@@ -302,7 +347,8 @@ def run_reference_arm(
             "optimisation_seconds": round(model.optimisation_seconds, 3),
         }
         record |= _evaluate(data, model, folder)
-        _finish_round(state, record, None, folder, model)
+        last = round_number + 1 == len(source.rounds)
+        _finish_round(state, record, None, folder, model, next_phase="done" if last else "training")
         bar.update(1)
     bar.close()
     return metric_rows(state, len(data.train_texts))
@@ -353,7 +399,9 @@ def _evaluate(data, model, folder: Path) -> dict:
     start = time.perf_counter()
     embeddings = model.embed(data.test_texts)
     predicted = model.proba_of(embeddings).argmax(axis=1)
-    np.save(folder / "test_embeddings.npy", embeddings.astype(np.float32))
+    buffer = io.BytesIO()
+    np.save(buffer, embeddings.astype(np.float32))
+    write_atomically(folder / "test_embeddings.npy", buffer.getvalue())
     return {
         "accuracy": round(100 * accuracy_score(data.test_labels, predicted), 2),
         "f1_macro": round(100 * f1_score(data.test_labels, predicted, average="macro"), 2),
@@ -361,15 +409,14 @@ def _evaluate(data, model, folder: Path) -> dict:
     }
 
 
-def _evaluate_and_acquire(
-    config, data, model, state: ArmState, sizes: list[int], acquisition: str, seed: int, folder: Path
-) -> tuple[dict, Pending | None]:
+def _acquire(config, data, model, state: ArmState, sizes: list[int], acquisition: str, seed: int) -> Pending | None:
+    """The next round's queries from the rows neither labelled nor ignored (none after the last round); the time it
+    took goes into the round's record."""
     round_number = len(state.rounds)
-    record = {"round": round_number, "labelled": len(state.labelled)} | _evaluate(data, model, folder)
     start = time.perf_counter()
     acquired = None
     if round_number + 1 < len(sizes):
-        unlabelled = [i for i in range(len(data.train_texts)) if i not in state.labelled]
+        unlabelled = [i for i in range(len(data.train_texts)) if i not in state.labelled and i not in state.ignored]
         pick = acquire(
             acquisition,
             PoolModel(data.train_texts, model),
@@ -381,18 +428,31 @@ def _evaluate_and_acquire(
             config.bald_samples,
         )
         acquired = Pending(round_number + 1, pick.ids, pick.scores)
-    record["acquire_seconds"] = round(time.perf_counter() - start, 2)
-    return record, acquired
+    state.current["acquire_seconds"] = round(time.perf_counter() - start, 2)
+    return acquired
 
 
-def _finish_round(state: ArmState, record: dict, acquired: Pending | None, folder: Path, model) -> None:
-    """Save the round's model (the latest one is what a user takes away), then the state, in that order: a crash
-    in between redoes the round rather than losing it."""
-    model.save(folder / "model")
+def _finish_round(
+    state: ArmState, record: dict, acquired: Pending | None, folder: Path, model, describe=None, next_phase=None
+) -> None:
+    """Swap the round's model in as ``model`` (the latest one is what a user takes away), with what ``describe``
+    writes beside it, then save the state, in that order: a kill in between finds the round's last phase in the state
+    and its model in place, and redoes only that phase."""
     record["acquired"] = acquired.ids if acquired else []
     record["acquired_scores"] = acquired.scores if acquired else None
     state.rounds.append(record)
-    state.pending = acquired
+
+    def fill(path: Path) -> None:
+        if (folder / TRAINED).is_dir():
+            os.replace(folder / TRAINED, path)
+        else:
+            model.save(path)
+        if describe:
+            describe(path)
+
+    save_folder_atomically(folder / "model", fill)
+    state.pending, state.current = acquired, None
+    state.phase = next_phase or ("labelling" if acquired else "done")
     state.save(folder)
 
 
@@ -434,7 +494,7 @@ def _describe_model(model_dir: Path, config, data, state: ArmState, base_model: 
         "train": {"steps": record["steps"], "loss": loss, "loss_name": loss_name},
         "after": {f"{dataset} test": metrics} if metrics else {},
     }
-    (model_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    write_atomically(model_dir / "results.json", json.dumps(results, indent=2) + "\n")
     write_model_card(model_dir)
 
 

@@ -21,6 +21,7 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.modules import Normalize
 from sentence_transformers.util import batch_to_device
 
+from st_contrastive.arguments import ArgumentError
 from st_contrastive.config.active_learning import OBJECTIVES, RoundTraining
 from st_contrastive.models.heads.label_classifier import LabelClassifier
 
@@ -77,6 +78,11 @@ class RoundModel:
         self.encoder.save(str(path))
         self.classifier.save(str(Path(path) / "classifier"))
 
+    @classmethod
+    def load(cls, path: str | Path) -> RoundModel:
+        """A round's model as :meth:`save` wrote it."""
+        return cls(SentenceTransformer(str(path)), LabelClassifier.load(str(Path(path) / "classifier")).eval())
+
 
 def load_encoder(base_model: str, max_seq_length: int) -> SentenceTransformer:
     """The base model as Transformer + Pooling: a final Normalize would hand the softmax head unit vectors."""
@@ -107,7 +113,7 @@ def train_round(
     from st_contrastive.training import TrainSettings, train
 
     if objective not in OBJECTIVES:
-        raise ValueError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)} (--objective)")
+        raise ArgumentError("objective", objective, f"choose one of {', '.join(OBJECTIVES)}")
     torch.manual_seed(seed)
     encoder = load_encoder(str(warm_from or base_model), training.max_seq_length)
     settings = TrainSettings(

@@ -7,9 +7,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from st_contrastive.active.state import Pending
-from st_contrastive.data.table_file import text_lines, write_csv_atomically
+from st_contrastive.data.table_file import spreadsheet_text, text_lines, write_csv_atomically
 
 QUERY_COLUMNS = ("round", "id", "text", "label")
+# The label of a queried row that fits no class: it is never trained on and never queried again.
+IGNORED = "(ignored)"
 
 
 class AwaitingLabels(Exception):  # not an error: the run stops until a person has labelled
@@ -35,10 +37,13 @@ class SimulatedOracle:
 
 class HumanOracle:
     """Writes the queried rows to ``queries-round-NNN.csv`` (columns round, id, text, label) and stops; reads the
-    labels back when the run resumes. Labels are the label names (or their ids). A file that does not answer
-    exactly the queried rows of this round is refused, naming the row, and the run's state is left as it was."""
+    labels back when the run resumes. Labels are the label names (or their ids), or :data:`IGNORED` for a text that
+    fits none (``None``). A file that does not answer exactly the queried rows of this round is refused, naming the
+    row, and the run's state is left as it was."""
 
-    def labels(self, pending: Pending, folder: Path, texts: Sequence[str], label_names: list[str]) -> list[int]:
+    def labels(
+        self, pending: Pending, folder: Path, texts: Sequence[str], label_names: list[str]
+    ) -> list[int | None]:
         path = queries_path(folder, pending.round)
         if not path.exists():
             write_queries(path, pending, texts)
@@ -57,8 +62,9 @@ def write_queries(path: Path, pending: Pending, texts: Sequence[str]) -> None:
     write_csv_atomically(path, QUERY_COLUMNS, rows)
 
 
-def read_labels(path: Path, pending: Pending, label_names: list[str]) -> list[int]:
-    """The label ids of ``pending.ids`` from a filled-in queries file, or an error naming the bad row."""
+def read_labels(path: Path, pending: Pending, label_names: list[str]) -> list[int | None]:
+    """The label ids of ``pending.ids`` from a filled-in queries file (``None``: ignored), or an error naming the bad
+    row."""
     reader = csv.DictReader(text_lines(path))  # a BOM a spreadsheet adds is dropped, a non-UTF-8 byte named
     absent = [c for c in ("round", "id", "label") if c not in (reader.fieldnames or [])]
     if absent:
@@ -81,17 +87,20 @@ def read_labels(path: Path, pending: Pending, label_names: list[str]) -> list[in
             raise ValueError(f"{where}: row id {row_id} was not queried in round {pending.round}")
         if row_id in answered:
             raise ValueError(f"{where}: row id {row_id} appears twice")
-        label = str(row["label"] or "").strip()
+        label = spreadsheet_text(str(row["label"] or "").strip())  # "-1" was written as "'-1"
         if not label:
             missing += 1
             continue
-        if label in by_name:
+        if label == IGNORED:
+            answered[row_id] = None
+        elif label in by_name:
             answered[row_id] = by_name[label]
         elif label.isdigit() and int(label) < len(label_names):
             answered[row_id] = int(label)
         else:
             raise ValueError(
-                f"{where}: unknown label {label!r}; expected one of {label_names} (or 0-{len(label_names) - 1})"
+                f"{where}: unknown label {label!r}; expected one of {label_names} (or 0-{len(label_names) - 1}, "
+                f"or {IGNORED} for a text that fits none)"
             )
     if missing:
         raise AwaitingLabels(path, len(pending.ids), missing)

@@ -3,12 +3,13 @@ learning curves and a t-SNE of the test embeddings (the paper's Fig. 4) as PNG."
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
 import numpy as np
 
+from st_contrastive.atomic_files import write_atomically
+from st_contrastive.data.table_file import write_csv_atomically
 from st_contrastive.reporting import pyplot_or_none
 
 
@@ -188,23 +189,21 @@ def write_reports(output: str | Path, rows: list[dict], title: str = "", split: 
         "table": output / "results.md",
     }
     columns = list(dict.fromkeys(key for row in rows for key in row))
-    with paths["metrics_csv"].open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
-    paths["metrics_json"].write_text(json.dumps(rows, indent=1))
+    write_csv_atomically(paths["metrics_csv"], tuple(columns), rows)
+    write_atomically(paths["metrics_json"], json.dumps(rows, indent=1))
     summary = summarize(rows)
-    paths["summary_json"].write_text(json.dumps(summary, indent=1))
+    write_atomically(paths["summary_json"], json.dumps(summary, indent=1))
     below = below_floor(summary)
     floor = (
         f"\nBelow the floor (logreg's mean accuracy at the same round): {'; '.join(below) or 'none'}\n"
         if any(r["objective"] == "logreg" for r in rows)
         else ""
     )
-    paths["table"].write_text(
+    write_atomically(
+        paths["table"],
         f"# {title}\n\n{split.capitalize()} accuracy (%), mean ± std over seeds\n\n"
         f"{format_table(summary)}\n"
-        f"{floor}\nWall time per round (mean over rounds and seeds)\n\n{format_timing(rows)}\n"
+        f"{floor}\nWall time per round (mean over rounds and seeds)\n\n{format_timing(rows)}\n",
     )
     curve = plot_learning_curves(summary, output / "learning_curve.png", title, split)
     if curve:

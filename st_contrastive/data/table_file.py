@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import csv
 import gzip
+import io
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
+
+from st_contrastive.atomic_files import write_atomically
 
 
 def text_lines(path: str | Path) -> Iterator[str]:
@@ -55,19 +57,20 @@ def spreadsheet_safe(value):
     return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
 
 
+def spreadsheet_text(value: str) -> str:
+    """The text :func:`spreadsheet_safe` escaped, read back from a file it wrote."""
+    return value[1:] if value.startswith("'") and value[1:].startswith(FORMULA_STARTS) else value
+
+
 def write_csv_atomically(path: str | Path, columns: tuple[str, ...], rows: list[dict]) -> None:
-    """Write a CSV for people and spreadsheets next to ``path``, then move it over ``path``: a kill leaves the old
-    file or the new one, never half of one. Cells that would run as formulas are escaped (:func:`spreadsheet_safe`).
-    The temporary file's name is this process's own, so no other writer can move it in."""
-    path = Path(path)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with temporary.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows({key: spreadsheet_safe(value) for key, value in row.items()} for row in rows)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(temporary, path)
+    """Write a CSV for people and spreadsheets with :func:`~st_contrastive.atomic_files.write_atomically`: a kill
+    leaves the old file or the new one, never half of one. Cells that would run as formulas are escaped
+    (:func:`spreadsheet_safe`)."""
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=columns, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows({key: spreadsheet_safe(value) for key, value in row.items()} for row in rows)
+    write_atomically(path, text.getvalue())
 
 
 def read_rows(path: str | Path) -> list[dict]:

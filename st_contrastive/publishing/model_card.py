@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from st_contrastive.atomic_files import write_atomically
 from st_contrastive.config.evaluation import averages, main_score
 from st_contrastive.publishing.card_metadata import DATA_KEYS, card_metadata
 
@@ -257,5 +258,5 @@ def write_model_card(model_dir: str | Path, repo_id: str | None = None) -> Path:
     """Write the card of the run in ``model_dir`` as its README.md, replacing sentence-transformers' generic one;
     the same card is what ``st-contrastive push`` uploads."""
     path = Path(model_dir) / "README.md"
-    path.write_text(model_card(model_dir, repo_id), encoding="utf-8")
+    write_atomically(path, model_card(model_dir, repo_id))
     return path

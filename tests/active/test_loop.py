@@ -128,6 +128,31 @@ def test_human_oracle_round_trip_through_the_file(unlabelled_csv, base_model, tm
     assert len(head.predict(model.encode(["Who is there ?"]))) == 1
 
 
+def test_an_ignored_row_is_never_trained_on_nor_asked_again_and_the_round_is_topped_up(
+    unlabelled_csv, base_model, tmp_path
+):
+    """A text that fits no label is answered ``(ignored)``: it is set aside, and the next round asks one more row so
+    that the labelled set still reaches the schedule's size."""
+    run = config(unlabelled_csv, base_model, tmp_path / "run", oracle="human")
+    arm = tmp_path / "run" / "arms" / "ce-entropy-seed0"
+    ignored = []
+
+    def ignore_first(rows):
+        ignored.append(int(rows[0]["id"]))
+        return [rows[0] | {"label": "(ignored)"}, *rows[1:]]
+
+    for round_number in range(3):
+        with pytest.raises(AwaitingLabels) as waiting:
+            loop_module.run_active_learning(run, progress=False)
+        fill(waiting.value.path, GOLD, change=ignore_first if round_number < 2 else None)
+    rows = loop_module.run_active_learning(run, progress=False)
+    # 6 asked, 1 ignored: 5; then 7 asked to reach 12, 1 ignored: 11; then 7 asked to reach 18
+    assert [r["labelled"] for r in rows] == [5, 11, 18]
+    state = ArmState.load(arm)
+    assert state.ignored == ignored and not set(ignored) & set(state.labelled)
+    assert [len(r["acquired"]) for r in state.rounds] == [7, 7, 0]
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
@@ -290,29 +315,49 @@ def test_push_to_hub_of_several_arms_is_refused_before_any_work(dataset_csv, bas
     assert str(exit_info.value).count("\n") == 0 and not (tmp_path / "run").exists()
 
 
-def test_resume_after_a_crash_continues_exactly(dataset_csv, base_model, tmp_path, monkeypatch):
-    uninterrupted = loop_module.run_active_learning(config(dataset_csv, base_model, tmp_path / "a"), progress=False)
-    calls = []
+@pytest.mark.parametrize(
+    ("phase", "where"),
+    [("training", "objectives.train_round"), ("evaluating", "loop._evaluate"), ("acquiring", "loop.acquire")],
+)
+def test_a_crash_in_any_phase_resumes_in_that_phase_and_continues_exactly(
+    dataset_csv, base_model, tmp_path, monkeypatch, phase, where
+):
+    """Killed while round 1 trains, evaluates or acquires: the state names the phase, and the resumed run goes on
+    from it (a round that had trained is not trained again) to the same labelled rows, queries and accuracies."""
     from st_contrastive.active import objectives
 
+    uninterrupted = loop_module.run_active_learning(config(dataset_csv, base_model, tmp_path / "a"), progress=False)
+    module = {"objectives": objectives, "loop": loop_module}[where.split(".")[0]]
+    name = where.split(".")[1]
+    real, trained = getattr(module, name), []
     real_train_round = objectives.train_round
 
-    def crashing(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 3:  # killed while training round 2
-            raise KeyboardInterrupt
+    def counting_train_round(*args, **kwargs):
+        trained.append(1)
         return real_train_round(*args, **kwargs)
 
-    monkeypatch.setattr(objectives, "train_round", crashing)
+    def crashing(*args, **kwargs):
+        if len(ArmState.load(tmp_path / "b" / "arms" / "ce-entropy-seed0").rounds) == 1:
+            raise KeyboardInterrupt  # what a kill leaves: nothing after this line runs
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, crashing)
     with pytest.raises(KeyboardInterrupt):
         loop_module.run_active_learning(config(dataset_csv, base_model, tmp_path / "b"), progress=False)
-    assert len(ArmState.load(tmp_path / "b" / "arms" / "ce-entropy-seed0").rounds) == 2
+    arm = tmp_path / "b" / "arms" / "ce-entropy-seed0"
+    state = ArmState.load(arm)
+    assert (len(state.rounds), state.phase) == (1, phase)
+    assert (arm / loop_module.TRAINED).is_dir() == (phase != "training")
+    monkeypatch.undo()
+    monkeypatch.setattr(objectives, "train_round", counting_train_round)
     resumed = loop_module.run_active_learning(config(dataset_csv, base_model, tmp_path / "b"), progress=False)
+    assert len(trained) == (2 if phase == "training" else 1)  # round 1 again only if it had not trained; round 2
     a, b = (ArmState.load(tmp_path / run / "arms" / "ce-entropy-seed0") for run in ("a", "b"))
     assert list(a.labelled.items()) == list(b.labelled.items())  # same rows, same order: nothing acquired twice
     assert [r["acquired"] for r in a.rounds] == [r["acquired"] for r in b.rounds]
     assert [r["accuracy"] for r in uninterrupted] == [r["accuracy"] for r in resumed]
     assert len(set(a.labelled)) == len(a.labelled) == 18
+    assert b.phase == "done" and not (arm / loop_module.TRAINED).exists()
 
 
 def test_another_experiment_in_the_same_folder_is_refused(dataset_csv, base_model, tmp_path):

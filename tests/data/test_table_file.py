@@ -6,7 +6,13 @@ import gzip
 
 import pytest
 
-from st_contrastive.data.table_file import check_text_file, json_lines, read_rows
+from st_contrastive.data.table_file import (
+    check_text_file,
+    json_lines,
+    read_rows,
+    spreadsheet_text,
+    write_csv_atomically,
+)
 
 
 def test_a_byte_order_mark_is_dropped_and_a_spreadsheet_csv_reads_its_first_column(tmp_path):
@@ -43,3 +49,12 @@ def test_the_light_check_finds_an_empty_file_a_missing_field_and_a_bad_byte(tmp_
     with pytest.raises(ValueError, match=r"latin.txt, line 1: not UTF-8"):
         check_text_file(latin)
     check_text_file(other, ("body",))  # a good file passes
+
+
+@pytest.mark.parametrize("text", ["=HYPERLINK(\"http://x\")", "+1", "-1", "@SUM(A1)", "\tcmd", "plain", "'quoted"])
+def test_cells_a_spreadsheet_would_run_are_escaped_and_read_back_as_written(tmp_path, text):
+    path = tmp_path / "queries.csv"
+    write_csv_atomically(path, ("id", "text"), [{"id": 1, "text": text}])
+    cell = read_rows(path)[0]["text"]
+    assert cell == ("'" + text if text[0] in "=+-@\t" else text)  # a spreadsheet shows it and never runs it
+    assert spreadsheet_text(cell) == text
