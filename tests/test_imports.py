@@ -16,7 +16,17 @@ LAYERS = [
     ["active", "publishing", "pretraining", "reporting"],
     ["losses", "data", "evaluation"],
     ["training", "models", "parsing"],
-    ["config", "arguments", "atomic_files", "checkpoints", "run_settings", "distributed", "data_dir", "default_model", "extras"],
+    [
+        "config",
+        "arguments",
+        "atomic_files",
+        "checkpoints",
+        "run_settings",
+        "distributed",
+        "data_dir",
+        "default_model",
+        "extras",
+    ],
     ["st_internals"],
 ]
 LAYER = {part: depth for depth, parts in enumerate(LAYERS) for part in parts}

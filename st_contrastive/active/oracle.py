@@ -41,9 +41,7 @@ class HumanOracle:
     fits none (``None``). A file that does not answer exactly the queried rows of this round is refused, naming the
     row, and the run's state is left as it was."""
 
-    def labels(
-        self, pending: Pending, folder: Path, texts: Sequence[str], label_names: list[str]
-    ) -> list[int | None]:
+    def labels(self, pending: Pending, folder: Path, texts: Sequence[str], label_names: list[str]) -> list[int | None]:
         path = queries_path(folder, pending.round)
         if not path.exists():
             write_queries(path, pending, texts)
