@@ -127,6 +127,14 @@ def human_run(tmp_path_factory, tiny_mlm_dir) -> str:
 
 
 @pytest.fixture(scope="session")
+def human_run_without_test_split(tmp_path_factory, tiny_mlm_dir) -> str:
+    """:func:`human_run` on a file without a test split: what a person with only their own texts has."""
+    from support_tickets import start_human_run
+
+    return start_human_run(tmp_path_factory.mktemp("human-run"), sentence_model(tiny_mlm_dir), held_out=False)
+
+
+@pytest.fixture(scope="session")
 def two_ranks(tmp_path_factory):
     """Two gloo ranks in one process group, started once for the session's DDP checks (two_ranks.py)."""
     from two_ranks import TwoRanks

@@ -71,14 +71,14 @@ def fill(path, gold: dict[str, str], change=None):
 ARM = "arms/ce-kmeans-seed0"  # the one arm of a human-oracle run with --objective ce
 
 
-def start_human_run(folder, model) -> str:
+def start_human_run(folder, model, held_out: bool = True) -> str:
     """`active --oracle human` with ``model`` (a tiny one) on a file with 2 labelled tickets per class and a test
-    split: round 0 trains on the 6 given labels and queries 3 of the 12 unlabelled ones (rounds of 6, 9, 12 labels).
-    Returns the run folder, ``folder/run``."""
+    split (unless not ``held_out``): round 0 trains on the 6 given labels and queries 3 of the 12 unlabelled ones
+    (rounds of 6, 9, 12 labels). Returns the run folder, ``folder/run``."""
     from st_contrastive.commands.cli import main as cli_main
 
     model.save(str(folder / "base"))
-    write_support_csv(folder / "tickets.csv", labelled_per_class=2, held_out=True)
+    write_support_csv(folder / "tickets.csv", labelled_per_class=2, held_out=held_out)
     output = folder / "run"
     cli_main(
         [

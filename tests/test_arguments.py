@@ -92,6 +92,7 @@ def test_the_samplers_and_collators_refuse_theirs(tiny_model):
 def test_the_settings_dataclasses_refuse_theirs():
     from st_contrastive.config.active_learning import ActiveLearningConfig, RoundTraining
     from st_contrastive.config.evaluation import TransferProtocol
+    from st_contrastive.config.labelling import LabellingSettings
     from st_contrastive.config.pretraining import MaskedLMPretraining
 
     for call, message in [
@@ -101,6 +102,8 @@ def test_the_settings_dataclasses_refuse_theirs():
         (lambda: ActiveLearningConfig(oracle="human", num_seeds=2), "num_seeds=2: the human oracle labels for one"),
         (lambda: TransferProtocol(folds=1), "folds=1: must be at least 2"),
         (lambda: MaskedLMPretraining(hidden_size=30, num_heads=4), "hidden_size=30: must be a multiple of"),
+        (lambda: LabellingSettings(grace_seconds=-1), "grace_seconds=-1: must be at least 0"),
+        (lambda: LabellingSettings(estimate_folds=1), "estimate_folds=1: must be 0 (no estimate) or at least 2"),
     ]:
         with pytest.raises(ArgumentError) as error:
             call()

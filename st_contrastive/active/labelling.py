@@ -1,12 +1,16 @@
-"""A person labelling an active-learning run (``--oracle human``) one text at a time: the logic behind the labelling
+"""People labelling an active-learning run (``--oracle human``) one text at a time: the logic behind the labelling
 page, over the run's own files. No HTTP here (``labelling_app`` serves it) and nothing the loop must know of.
 
 The round's queue is the loop's own ``queries-round-NNN.csv``: each accepted label is written into it at once
 (atomically, with who gave it and when), so the file the CSV oracle reads is always the page's state, a killed
-server loses at most the label in flight, and a restarted one shows the same position. Skip moves a row to the end
-of the file; undo clears the label given last. When every queried row has a label, the next round trains in a
-background thread through :func:`~st_contrastive.active.loop.run_active_learning`, the call the command line makes:
-it reads the file, trains, acquires and writes the next round's file.
+server loses at most the label in flight, and a restarted one shows the same position. Every label, undo, skip,
+ignore and edit is also appended to ``labelling-history.jsonl``, from which :func:`labels_from_history` rebuilds the
+standing labels. When every queried row has a label (after ``grace_seconds`` in which the last one can be undone, or
+at once with "train now"), the next round trains in a background thread through
+:func:`~st_contrastive.active.loop.run_active_learning`, the call the command line makes; a restarted server goes on
+from the phase the run's state names. Labels of earlier rounds can be corrected: the next round trains on the
+correction. At the budget (and on demand) ``predictions.csv`` gives the model's label for every row, and when the
+data has no test split each round gets a cross-validated accuracy estimate on the labels so far.
 """
 
 from __future__ import annotations
@@ -23,33 +27,45 @@ from pathlib import Path
 from st_contrastive.active import run_lock
 from st_contrastive.active.dataset_fingerprint import check_unchanged
 from st_contrastive.active.loop import arm_name, experiment_data, given_labels, round_sizes
-from st_contrastive.active.oracle import QUERY_COLUMNS, AwaitingLabels, queries_path, write_queries
+from st_contrastive.active.oracle import IGNORED, QUERY_COLUMNS, AwaitingLabels, queries_path, write_queries
+from st_contrastive.active.predictions import PREDICTIONS, standing_labels, write_predictions
 from st_contrastive.active.state import ArmState
+from st_contrastive.atomic_files import write_atomically
 from st_contrastive.config.active_learning import ActiveLearningConfig
-from st_contrastive.data.table_file import read_rows, write_csv_atomically
+from st_contrastive.config.labelling import LabellingSettings
+from st_contrastive.data.table_file import read_rows, spreadsheet_text, write_csv_atomically
 
 logger = logging.getLogger(__name__)
 
 # The queries file's columns once the page has written it: the loop's four, then who labelled each row and when.
 COLUMNS = (*QUERY_COLUMNS, "labelled_by", "labelled_at")
 EXPORT_COLUMNS = ("id", "text", "label", "round", "labelled_by", "labelled_at")
-# Every label, undo and skip given on the page, appended as it happens: who, when, what.
+# Every label, undo, skip, ignore and edit given on the page, appended as it happens: who, when, what.
 HISTORY = "labelling-history.jsonl"
+# Each round's cross-validated accuracy estimate (data without a test split), by round.
+ESTIMATES = "accuracy-estimates.json"
+# A text shown to one person is not shown to another for this long, so two people label different rows.
+SHOWN_SECONDS = 120
 
 
-def labels_from_history(run_dir: str | Path) -> dict[tuple[int, int], str]:
-    """The labels the page's history leaves standing, by (round, row id): each label, less those undone after it.
-    The queries files hold the same; this rebuilds them when a file was lost or edited by hand."""
-    labels: dict[tuple[int, int], str] = {}
+def labels_from_history(run_dir: str | Path) -> dict[int, str]:
+    """The labels the page's history leaves standing, by row id (``(ignored)`` for an ignored row): each label,
+    ignore or edit, less those undone after it. The queries files hold the same; this rebuilds them when a file was
+    lost or edited by hand."""
+    labels: dict[int, str] = {}
     path = Path(run_dir) / HISTORY
     lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
     for entry in map(json.loads, filter(None, lines)):
-        key = (entry["round"], entry["id"])
-        if entry["action"] == "label":
-            labels[key] = entry["label"]
+        if entry["action"] in ("label", "ignore", "edit"):
+            labels[entry["id"]] = entry["label"]
         elif entry["action"] == "undo":
-            labels.pop(key, None)
+            labels.pop(entry["id"], None)
     return labels
+
+
+def now() -> str:
+    """A time for the files: ISO 8601 in UTC, to the millisecond (sorts as text)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 class Refused(ValueError):
@@ -62,10 +78,13 @@ class Refused(ValueError):
 
 
 class LabellingSession:
-    """The labelling state of the run in ``run_dir`` (made by ``st-contrastive active --oracle human``), for
-    ``annotator``. Thread-safe: the page's requests and the background training share one lock."""
+    """The labelling state of the run in ``run_dir`` (made by ``st-contrastive active --oracle human``). Each action
+    takes ``who`` did it (default ``annotator``, the login name). Thread-safe: the page's requests and the
+    background work share one lock."""
 
-    def __init__(self, run_dir: str | Path, annotator: str | None = None) -> None:
+    def __init__(
+        self, run_dir: str | Path, annotator: str | None = None, settings: LabellingSettings | None = None
+    ) -> None:
         self.run_dir = Path(run_dir)
         path = self.run_dir / "config.json"
         if not path.is_file():
@@ -80,6 +99,7 @@ class LabellingSession:
                 "with --oracle human"
             )
         self.config.output = str(self.run_dir)  # the folder as given here, wherever the run was started from
+        self.settings = settings or LabellingSettings()
         run_lock.acquire(self.run_dir)  # one writer: a second server, or the command line, is refused by name
         self.annotator = annotator or getpass.getuser()
         data = experiment_data(self.config)
@@ -93,35 +113,43 @@ class LabellingSession:
         )
         self.lock = threading.RLock()
         self.phase, self.error = "labelling", None
-        self.training_started: float | None = None
-        self.training_thread: threading.Thread | None = None
+        self.started: float | None = None  # when the background work began
+        self.train_at: float | None = None  # when a labelled round trains (after the grace period)
+        self.timer: threading.Timer | None = None
+        self.worker: threading.Thread | None = None
+        self.estimating = False
+        self.shown: dict[int, tuple[str, float]] = {}  # row id -> (who was shown it, when)
         self.predictions: dict[int, dict[int, tuple[str, float]]] = {}  # round -> row id -> (label, probability)
         state = ArmState.load(self.folder)
-        if state is None or (state.pending and self._complete(self._rows(state))) or self._interrupted(state):
-            # A new run (round 0's queries), a round labelled before a stop, or a round whose training was stopped:
-            # the loop goes on from the run's files, as `active --resume-from-checkpoint` does.
-            self.train_next_round()
-        elif state.pending:
-            self._predictions(state)
-
-    def _interrupted(self, state: ArmState) -> bool:
-        """The loop took a round's labels and was stopped before it asked for the next ones (a kill or an error
-        while training, evaluating or acquiring): no round waits, and the budget is not reached."""
-        return state.pending is None and len(state.rounds) < len(self.sizes)
+        if state is not None and state.phase != "training":
+            self._apply_corrections(state)  # corrections given while a round trained, before a stop
+        if state is None or state.phase in ("training", "evaluating", "acquiring"):
+            # A new run (round 0's queries), or one stopped after a round's labels were taken (while it trained,
+            # evaluated or acquired): the loop goes on from the phase the state names.
+            self._start(self._train)
+        elif state.pending and self._complete(self._rows(state)):
+            self._start(self._train)  # labelled before a stop: no grace period, the labels were given long ago
+        else:
+            self._start(self._estimate)  # a stop may have cut the last round's estimate short
 
     # What the page shows.
 
-    def status(self) -> dict:
-        """Everything the page shows: the phase, the text to label with the model's guess, progress and the curve."""
+    def status(self, who: str | None = None, *, show_item: bool = True) -> dict:
+        """Everything the page shows ``who``: the phase, their text to label with the model's guess (unless
+        ``show_item`` is false: a page that has not said who is looking), progress, the curve (test accuracy, or the
+        cross-validated estimate) and what the last label of a round waits for."""
+        who = who or self.annotator
         with self.lock:
             state = ArmState.load(self.folder)
             rows = self._rows(state) if state and state.pending else []
             labelled = [row for row in rows if row["label"]]
-            done = bool(state) and state.pending is None and len(state.rounds) == len(self.sizes)
+            done = bool(state) and state.phase == "done"
+            estimates = self._estimates()
             status = {
                 "run": str(self.run_dir),
-                "annotator": self.annotator,
+                "annotator": who,
                 "labels": self.label_names,
+                "ignored_label": IGNORED,
                 "phase": "done" if done and self.phase == "labelling" else self.phase,
                 "error": self.error,
                 "round": state.pending.round if state and state.pending else None,
@@ -132,31 +160,51 @@ class LabellingSession:
                 "labels_so_far": (len(state.labelled) if state else 0) + len(labelled),
                 "labels_budget": self.sizes[-1],
                 "given": len(self.given),
-                "item": self._item(state, rows),
-                "can_undo": bool(labelled),
+                "item": self._item(state, rows, who) if show_item else None,
+                "can_undo": any(row["labelled_by"] == who for row in labelled) and self.phase != "training",
+                "has_test_split": bool(self.data.test_texts),
+                "estimating": self.estimating,
+                "predictions": (self.run_dir / PREDICTIONS).is_file(),
                 "curve": [
-                    {"round": r["round"], "labelled": r["labelled"], "accuracy": r.get("accuracy")}
+                    {
+                        "round": r["round"],
+                        "labelled": r["labelled"],
+                        "accuracy": r.get("accuracy"),
+                        "estimate": estimates.get(str(r["round"])),
+                    }
                     for r in (state.rounds if state else [])
                 ],
             }
+            if self.phase == "scheduled":
+                status["train_in_seconds"] = max(0.0, round(self.train_at - time.monotonic(), 1))
             if self.phase == "training":
                 previous = state.rounds[-1]["train_seconds"] if state and state.rounds else None
                 status["training"] = {
                     "round": len(state.rounds) if state else 0,
+                    # training, evaluating or acquiring; or still estimating the last round's accuracy
+                    "step": "estimating" if self.estimating else (state.phase if state else "training"),
                     "expected_seconds": previous,
-                    "elapsed_seconds": round(time.monotonic() - self.training_started, 1),
+                    "elapsed_seconds": round(time.monotonic() - self.started, 1),
                 }
             if status["phase"] == "done":
                 status["commands"] = self.commands()
             return status
 
-    def _item(self, state: ArmState | None, rows: list[dict]) -> dict | None:
-        """The first row of the queue without a label, with the current model's prediction for it."""
+    def _item(self, state: ArmState | None, rows: list[dict], who: str) -> dict | None:
+        """The first row of the queue without a label that nobody else is looking at, with the current model's
+        prediction for it (when everyone else holds one, the first row without a label)."""
         waiting = [row for row in rows if not row["label"]]
         if not waiting or self.phase != "labelling":
             return None
-        row = waiting[0]
+        clock = time.monotonic()
+
+        def free(row: dict) -> bool:
+            holder, since = self.shown.get(int(row["id"]), (who, 0.0))
+            return holder == who or clock - since > SHOWN_SECONDS
+
+        row = next(filter(free, waiting), waiting[0])
         row_id = int(row["id"])
+        self.shown[row_id] = (who, clock)
         guess = self._predictions(state).get(row_id)
         return {
             "id": row_id,
@@ -178,92 +226,258 @@ class LabellingSession:
             )
         return self.predictions[round_number]
 
-    # What the person does.
-
-    def label(self, round_number: int, row_id: int, label: str) -> dict:
-        """Give ``row_id`` of ``round_number`` the label ``label`` (a label name); the same label again is a no-op."""
+    def review(self) -> list[dict]:
+        """Every label given so far, the newest first: each round's labelled and ignored rows (editable), then the
+        rows your file labelled (edit the file for those)."""
         with self.lock:
-            state, rows, row = self._queried(round_number, row_id)
-            if label not in self.label_names:
-                raise Refused(f"unknown label {label!r}; expected one of {self.label_names}")
+            state = ArmState.load(self.folder)
+            rounds = (state.pending.round if state.pending else len(state.rounds)) + 1 if state else 0
+            given = []
+            for round_number in range(rounds):
+                path = queries_path(self.folder, round_number)
+                if path.is_file():
+                    for row in self._read(path):
+                        if row["label"]:
+                            given.append(
+                                {
+                                    "id": int(row["id"]),
+                                    "text": self.data.train_texts[int(row["id"])],
+                                    "label": row["label"],
+                                    "round": round_number,
+                                    "who": row["labelled_by"],
+                                    "when": row["labelled_at"],
+                                    "editable": True,
+                                }
+                            )
+            given.sort(key=lambda row: (row["when"], row["round"]), reverse=True)
+            from_file = [
+                {
+                    "id": i,
+                    "text": self.data.train_texts[i],
+                    "label": self.label_names[label],
+                    "round": 0,
+                    "who": "your file",
+                    "when": "",
+                    "editable": False,
+                }
+                for i, label in self.given.items()
+            ]
+            return given + from_file
+
+    # What a person does.
+
+    def label(self, round_number: int, row_id: int, label: str, who: str | None = None) -> dict:
+        """Give ``row_id`` of ``round_number`` the label ``label`` (a label name, or ``(ignored)`` for a text that
+        fits none); the same label again is a no-op. The round's last label schedules its training."""
+        who = who or self.annotator
+        with self.lock:
+            rows, row = self._queried(round_number, row_id)
+            if label not in self.label_names and label != IGNORED:
+                raise Refused(f"unknown label {label!r}; expected one of {self.label_names} or {IGNORED}")
             if row["label"]:
                 if row["label"] == label:
-                    return self.status()  # a double click or a second tab: applied once
+                    return self.status(who)  # a double click or a second tab: applied once
                 raise Refused(f"row {row_id} is labelled {row['label']!r} already; undo it first", conflict=True)
-            row |= {
-                "label": label,
-                "labelled_by": self.annotator,
-                "labelled_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
-            }
-            self._write(state, rows)
-            self._record("label", round_number, row_id, label, row["labelled_at"])
+            row |= {"label": label, "labelled_by": who, "labelled_at": now()}
+            self._write(queries_path(self.folder, round_number), rows)
+            self._record(
+                "ignore" if label == IGNORED else "label", round_number, row_id, who, label, row["labelled_at"]
+            )
+            self.shown.pop(row_id, None)
             if self._complete(rows):
-                self.train_next_round()
-            return self.status()
+                self._schedule()
+            return self.status(who)
 
-    def undo(self, round_number: int) -> dict:
-        """Clear the label given last in this round: that row is the next to label again."""
+    def ignore(self, round_number: int, row_id: int, who: str | None = None) -> dict:
+        """Set ``row_id`` aside as fitting no label: never trained on, never asked again."""
+        return self.label(round_number, row_id, IGNORED, who)
+
+    def undo(self, round_number: int, who: str | None = None) -> dict:
+        """Clear the label ``who`` gave last in this round (also in the grace period after the round's last label):
+        that row is the next they label. The answer names the row undone (``undone``)."""
+        who = who or self.annotator
         with self.lock:
-            state, rows = self._round(round_number)
-            labelled = [row for row in rows if row["label"]]
-            if not labelled:
-                raise Refused(f"nothing labelled in round {round_number} to undo", conflict=True)
+            rows = self._round(round_number)
+            mine = [row for row in rows if row["label"] and row["labelled_by"] == who]
+            if not mine:
+                raise Refused(f"you ({who}) have no label in round {round_number} to undo", conflict=True)
+            if self.phase == "scheduled":
+                self._cancel_schedule()
             # ISO times sort as text; of two labels in one millisecond, the later row in the file came later
-            last = max(labelled, key=lambda row: (row["labelled_at"], rows.index(row)))
+            last = max(mine, key=lambda row: (row["labelled_at"], rows.index(row)))
             rows.remove(last)
             rows.insert(
                 next((i for i, row in enumerate(rows) if not row["label"]), len(rows)),
                 last | {"label": "", "labelled_by": "", "labelled_at": ""},
             )
-            self._write(state, rows)
-            self._record("undo", round_number, int(last["id"]), last["label"])
-            return self.status()
+            self._write(queries_path(self.folder, round_number), rows)
+            self._record("undo", round_number, int(last["id"]), who, last["label"])
+            self.shown[int(last["id"])] = (who, time.monotonic())
+            undone = {"id": int(last["id"]), "text": self.data.train_texts[int(last["id"])], "label": last["label"]}
+            return self.status(who) | {"undone": undone}
 
-    def skip(self, round_number: int, row_id: int) -> dict:
+    def skip(self, round_number: int, row_id: int, who: str | None = None) -> dict:
         """Put ``row_id`` at the end of the queue; the round trains once every row, skipped ones too, has a label."""
+        who = who or self.annotator
         with self.lock:
-            state, rows, row = self._queried(round_number, row_id)
+            rows, row = self._queried(round_number, row_id)
             if row["label"]:
                 raise Refused(f"row {row_id} is labelled already", conflict=True)
             rows.remove(row)
             rows.append(row)
-            self._write(state, rows)
-            self._record("skip", round_number, row_id)
+            self._write(queries_path(self.folder, round_number), rows)
+            self._record("skip", round_number, row_id, who)
+            self.shown.pop(row_id, None)
+            return self.status(who)
+
+    def edit(self, row_id: int, label: str, who: str | None = None) -> dict:
+        """Correct the label of a row labelled (or ignored) earlier, from the review list. A row of the round being
+        labelled changes at once; one of an earlier round changes in its queries file and in what the next round
+        trains on (after the round that trains now, if one does). A row cannot be set aside as ignored this way."""
+        who = who or self.annotator
+        with self.lock:
+            if label not in self.label_names:
+                raise Refused(f"unknown label {label!r}; expected one of {self.label_names}")
+            if row_id in self.given:
+                raise Refused(f"row {row_id} is labelled in {self.config.dataset}: change it in that file")
+            state = ArmState.load(self.folder)
+            round_number, path, rows = self._round_of(state, row_id)
+            row = next(row for row in rows if int(row["id"]) == row_id)
+            if row["label"] == label:
+                return self.status(who)
+            row |= {"label": label, "labelled_by": who, "labelled_at": now()}
+            self._write(path, rows)
+            self._record("edit", round_number, row_id, who, label, row["labelled_at"])
+            if self.phase != "training" and (state.pending is None or round_number != state.pending.round):
+                self._apply_corrections(state)  # otherwise when the round that trains now is done
+            return self.status(who)
+
+    def train_now(self) -> dict:
+        """Train the labelled round at once instead of at the end of its grace period: the page's "train now"."""
+        with self.lock:
+            if self.phase != "scheduled":
+                raise Refused("no labelled round waits to train", conflict=True)
+            self._cancel_schedule()
+            self._start(self._train)
             return self.status()
-
-    def _record(self, action: str, round_number: int, row_id: int, label: str = "", when: str | None = None) -> None:
-        """Append the action to the run's history (one JSON line each, synced before the request is answered)."""
-        entry = {
-            "action": action,
-            "round": round_number,
-            "id": row_id,
-            "label": label,
-            "who": self.annotator,
-            "when": when or datetime.now(UTC).isoformat(timespec="milliseconds"),
-        }
-        with (self.run_dir / HISTORY).open("a", encoding="utf-8") as f:
-            f.write(json.dumps(entry) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-
-    # The next round, in the background.
 
     def retry(self) -> dict:
         """Train the round again after a failure (its labels are in the queries file): the page's retry button."""
         with self.lock:
             if self.phase != "failed":
                 raise Refused("nothing failed: no round to retry", conflict=True)
-            self.train_next_round()
+            self._start(self._train)
             return self.status()
 
-    def train_next_round(self) -> None:
-        """Run the loop until it waits for labels again or reaches the budget, in a background thread."""
-        with self.lock:
+    def write_predictions(self) -> Path:
+        """``predictions.csv`` from the latest round's model, now (at the budget the loop writes it itself)."""
+        with self.lock:  # the model folder is not swapped while it is read: no round trains
             if self.phase == "training":
-                return
-            self.phase, self.error, self.training_started = "training", None, time.monotonic()
-            self.training_thread = threading.Thread(target=self._train, name="active-learning-round", daemon=True)
-            self.training_thread.start()
+                raise Refused("a round is training; predictions come from its model when it is done", conflict=True)
+            state = ArmState.load(self.folder)
+            if not state or not state.rounds:
+                raise Refused("no round has trained yet: label the first round's texts", conflict=True)
+            return write_predictions(
+                self.run_dir / PREDICTIONS,
+                self.folder / "model",
+                self.data.train_texts,
+                self._standing(state),
+                self.config.training.batch_size,
+            )
+
+    def prediction_preview(self, limit: int = 100) -> dict:
+        """The end page's view of ``predictions.csv``: rows per predicted label, and the ``limit`` rows without a
+        label that the model is least sure of (the ones worth a look)."""
+        path = self.run_dir / PREDICTIONS
+        if not path.is_file():
+            raise Refused("no predictions yet: they are written at the budget, or ask for them", conflict=True)
+        rows = read_rows(path)
+        counts = {name: sum(row["predicted"] == name for row in rows) for name in self.label_names}
+        unlabelled = sorted((row for row in rows if not row["label"]), key=lambda row: float(row["probability"]))
+        shown = [
+            {
+                "id": int(row["id"]),
+                "text": self.data.train_texts[int(row["id"])],
+                "predicted": row["predicted"],
+                "probability": float(row["probability"]),
+            }
+            for row in unlabelled[:limit]
+        ]
+        return {"rows": len(rows), "unlabelled": len(unlabelled), "per_label": counts, "least_sure": shown}
+
+    def _standing(self, state: ArmState) -> dict[int, str]:
+        """Every label given so far by row id: the file's, the finished rounds', and the round being labelled's."""
+        labels = {i: self.label_names[label] for i, label in self.given.items()} | standing_labels(
+            state, self.label_names
+        )
+        if state.pending:
+            labels |= {int(row["id"]): row["label"] for row in self._rows(state) if row["label"]}
+        return labels
+
+    def _record(self, action: str, round_number: int, row_id: int, who: str, label: str = "", when: str = "") -> None:
+        """Append the action to the run's history (one JSON line each, synced before the request is answered)."""
+        entry = {
+            "action": action,
+            "round": round_number,
+            "id": row_id,
+            "label": label,
+            "who": who,
+            "when": when or now(),
+        }
+        with (self.run_dir / HISTORY).open("a", encoding="utf-8") as f:
+            f.write(json.dumps(entry) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    def _apply_corrections(self, state: ArmState) -> None:
+        """Make the state's labels of finished rounds what the history says (edits; the loop is not running)."""
+        changed = False
+        for row_id, label in labels_from_history(self.run_dir).items():
+            known = row_id in state.labelled or row_id in state.ignored
+            if known and label in self.label_names and state.labelled.get(row_id) != self.label_names.index(label):
+                state.relabel(row_id, self.label_names.index(label))
+                changed = True
+        if changed:
+            state.save(self.folder)
+
+    # The background work: a round's training (evaluation, acquisition), then the accuracy estimate.
+
+    def _schedule(self) -> None:
+        """The round is labelled: it trains after the grace period, unless its last label is undone first."""
+        if not self.settings.grace_seconds:
+            self._start(self._train)
+            return
+        self.phase, self.train_at = "scheduled", time.monotonic() + self.settings.grace_seconds
+        self.timer = threading.Timer(self.settings.grace_seconds, self._grace_over)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def _grace_over(self) -> None:
+        with self.lock:
+            if self.phase == "scheduled" and time.monotonic() >= self.train_at - 0.05:
+                self._start(self._train)
+
+    def _cancel_schedule(self) -> None:
+        self.timer.cancel()
+        self.phase, self.train_at = "labelling", None
+
+    def _start(self, work) -> None:
+        """Run ``work`` in the background after the work before it (a round does not train beside an estimate)."""
+        with self.lock:
+            previous = self.worker
+            if work == self._train:
+                if self.phase == "training":
+                    return
+                self.phase, self.error = "training", None
+            self.started = time.monotonic()
+
+            def run() -> None:
+                if previous is not None:
+                    previous.join()
+                work()
+
+            self.worker = threading.Thread(target=run, name=f"labelling-{work.__name__.strip('_')}", daemon=True)
+            self.worker.start()
 
     def _train(self) -> None:
         from st_contrastive.active.loop import run_active_learning
@@ -282,12 +496,56 @@ class LabellingSession:
             phase, self.error = "failed", f"{type(error).__name__}: {error}"
         with self.lock:
             self.phase = phase
+            if phase == "labelling":
+                self._apply_corrections(ArmState.load(self.folder))  # those given while it trained
+        if phase == "labelling":
+            self._estimate()
+
+    def _estimate(self) -> None:
+        """The last finished round's cross-validated accuracy on its labels, when the data has no test split."""
+        from st_contrastive.active.accuracy_estimate import cross_validated_accuracy
+        from st_contrastive.default_model import default_model
+
+        state = ArmState.load(self.folder)
+        if self.data.test_texts or not self.settings.estimate_folds or not state or not state.rounds:
+            return
+        round_number = len(state.rounds) - 1
+        if str(round_number) in self._estimates():
+            return
+        labelled = state.labelled_at(round_number)
+        with self.lock:
+            self.estimating = True
+        try:
+            estimate = cross_validated_accuracy(
+                self.config.objectives[0],
+                self.config.model or default_model(),
+                [self.data.train_texts[i] for i in labelled],
+                list(labelled.values()),
+                self.label_names,
+                self.config.training,
+                self.settings.estimate_folds,
+                self.config.seed,
+                self.folder / "checkpoints",
+            )
+        except Exception:  # an estimate is a help, not the run: the page goes on without it
+            logger.exception("the accuracy estimate of round %d failed", round_number)
+            estimate = None
+        with self.lock:
+            self.estimating = False
+            if estimate is not None:
+                write_atomically(
+                    self.folder / ESTIMATES, json.dumps(self._estimates() | {str(round_number): estimate}, indent=1)
+                )
+
+    def _estimates(self) -> dict[str, dict]:
+        path = self.folder / ESTIMATES
+        return json.loads(path.read_text()) if path.is_file() else {}
 
     def wait(self, timeout: float | None = None) -> None:
-        """Until the background training (if any) has finished: for scripts and tests."""
-        thread = self.training_thread
-        if thread is not None:
-            thread.join(timeout)
+        """Until the background work (if any) has finished: for scripts and tests."""
+        worker = self.worker
+        if worker is not None:
+            worker.join(timeout)
 
     # At the budget.
 
@@ -310,7 +568,9 @@ class LabellingSession:
                 path = queries_path(self.folder, round_number)
                 if path.is_file():
                     answered = [
-                        row | {"text": self.data.train_texts[int(row["id"])]} for row in read_rows(path) if row["label"]
+                        row | {"text": self.data.train_texts[int(row["id"])]}
+                        for row in self._read(path)
+                        if row["label"]
                     ]
                     rows += sorted(answered, key=lambda row: row.get("labelled_at") or "")
             path = self.run_dir / "labelled.csv"
@@ -323,9 +583,10 @@ class LabellingSession:
         model = self.folder / "model"
         return [f"st-contrastive evaluate {model}", f"st-contrastive push {model} --repo-id USER/NAME"]
 
-    # The queries file.
+    # The queries files.
 
-    def _round(self, round_number: int) -> tuple[ArmState, list[dict]]:
+    def _round(self, round_number: int) -> list[dict]:
+        """The rows of ``round_number``'s queries file, if it is the round that waits for labels."""
         if self.phase == "training":
             raise Refused("the next round is training; its queries come when it is done", conflict=True)
         state = ArmState.load(self.folder)
@@ -336,24 +597,45 @@ class LabellingSession:
                 f"round {round_number} is over; the run waits for the labels of round {state.pending.round}",
                 conflict=True,
             )
-        return state, self._rows(state)
+        return self._rows(state)
 
-    def _queried(self, round_number: int, row_id: int) -> tuple[ArmState, list[dict], dict]:
-        state, rows = self._round(round_number)
+    def _queried(self, round_number: int, row_id: int) -> tuple[list[dict], dict]:
+        if self.phase == "scheduled":
+            raise Refused("the round is labelled and about to train; undo your last label first", conflict=True)
+        rows = self._round(round_number)
         row = next((row for row in rows if int(row["id"]) == row_id), None)
         if row is None:
             raise Refused(f"row {row_id} was not queried in round {round_number}")
-        return state, rows, row
+        return rows, row
+
+    def _round_of(self, state: ArmState | None, row_id: int) -> tuple[int, Path, list[dict]]:
+        """The round whose queries file holds a label for ``row_id``, that file and its rows."""
+        last = (state.pending.round if state.pending else len(state.rounds)) if state else -1
+        for round_number in range(last, -1, -1):
+            path = queries_path(self.folder, round_number)
+            if path.is_file():
+                rows = self._read(path)
+                if any(int(row["id"]) == row_id and row["label"] for row in rows):
+                    return round_number, path, rows
+        raise Refused(f"row {row_id} has no label to correct")
 
     def _rows(self, state: ArmState) -> list[dict]:
         """The rows of the pending round's queries file (written first if the run stopped before writing it)."""
         path = queries_path(self.folder, state.pending.round)
         if not path.is_file():
             write_queries(path, state.pending, self.data.train_texts)
-        return [{column: row.get(column) or "" for column in COLUMNS} for row in read_rows(path)]
+        return self._read(path)
 
-    def _write(self, state: ArmState, rows: list[dict]) -> None:
-        write_csv_atomically(queries_path(self.folder, state.pending.round), COLUMNS, rows)
+    @staticmethod
+    def _read(path: Path) -> list[dict]:
+        rows = [{column: row.get(column) or "" for column in COLUMNS} for row in read_rows(path)]
+        for row in rows:
+            row["label"] = spreadsheet_text(row["label"].strip())
+        return rows
+
+    @staticmethod
+    def _write(path: Path, rows: list[dict]) -> None:
+        write_csv_atomically(path, COLUMNS, rows)
 
     @staticmethod
     def _complete(rows: list[dict]) -> bool:
@@ -362,12 +644,9 @@ class LabellingSession:
 
 def predict(model_dir: Path, texts: list[str], ids: list[int]) -> dict[int, tuple[str, float]]:
     """The label the saved round model gives each of ``ids``, and its probability."""
-    from sentence_transformers import SentenceTransformer
-
     from st_contrastive.active.objectives import RoundModel
-    from st_contrastive.models.heads.label_classifier import LabelClassifier
 
-    model = RoundModel(SentenceTransformer(str(model_dir)), LabelClassifier.load(str(model_dir / "classifier")))
+    model = RoundModel.load(model_dir)
     probabilities = model.proba([texts[i] for i in ids])
     labels = model.classifier.labels
     return {i: (labels[int(p.argmax())], round(float(p.max()), 3)) for i, p in zip(ids, probabilities, strict=True)}

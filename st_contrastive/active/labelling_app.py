@@ -12,9 +12,11 @@ import base64
 import hashlib
 import re
 import secrets
+import urllib.parse
 from importlib import resources
 
 from st_contrastive.active.labelling import LabellingSession, Refused
+from st_contrastive.active.predictions import PREDICTIONS
 from st_contrastive.extras import require_extra
 
 fastapi = require_extra("fastapi", "active")
@@ -27,6 +29,9 @@ PAGE = resources.files("st_contrastive.active").joinpath("labelling_page.html")
 # A label name, a round or a row id: a request is a few dozen bytes, so anything near this is not the page's.
 MAX_BODY_BYTES = 16 * 1024
 MAX_LABEL_CHARS = 200
+MAX_NAME_CHARS = 60
+# The header the page sends each person's name in (URL-encoded: a header carries Latin-1 only).
+ANNOTATOR_HEADER = "x-annotator"
 COOKIE = "st_contrastive_token"
 # The names a browser on this machine uses for a server on the loopback address.
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -38,13 +43,18 @@ class LabelRequest(pydantic.BaseModel):
     label: str = pydantic.Field(max_length=MAX_LABEL_CHARS)
 
 
-class SkipRequest(pydantic.BaseModel):
+class RowRequest(pydantic.BaseModel):
     round: int
     id: int
 
 
 class UndoRequest(pydantic.BaseModel):
     round: int
+
+
+class EditRequest(pydantic.BaseModel):
+    id: int
+    label: str = pydantic.Field(max_length=MAX_LABEL_CHARS)
 
 
 def new_token() -> str:
@@ -77,7 +87,14 @@ def _refuse(status: int, message: str):
     return responses.PlainTextResponse(f"{status}: {message}", status_code=status)
 
 
-def create_app(session: LabellingSession, token: str, hosts: frozenset[str] = LOCAL_HOSTS, *, secure: bool = False):
+def create_app(
+    session: LabellingSession,
+    token: str,
+    hosts: frozenset[str] = LOCAL_HOSTS,
+    *,
+    secure: bool = False,
+    ask_names: bool = False,
+):
     """The page at ``/`` and its JSON API under ``/api``, guarded as Jupyter guards its server:
 
     - every request carries ``token``: in the URL the server printed (``?token=``, traded at once for an HttpOnly,
@@ -87,7 +104,9 @@ def create_app(session: LabellingSession, token: str, hosts: frozenset[str] = LO
       ``Sec-Fetch-Site``, a declared body of at most ``MAX_BODY_BYTES``;
     - every response forbids other scripts and frames (CSP, ``X-Frame-Options``).
 
-    ``secure``: served over TLS, so the cookie is ``Secure``."""
+    ``secure``: served over TLS, so the cookie is ``Secure``. ``ask_names``: several people label (a server for
+    other machines), so the page asks each for a name, sent with each request and recorded with each label;
+    otherwise every label is the session's annotator's."""
     app = fastapi.FastAPI(title="st-contrastive labelling", docs_url=None, redoc_url=None, openapi_url=None)
     page = PAGE.read_text(encoding="utf-8")
     headers = {
@@ -133,29 +152,74 @@ def create_app(session: LabellingSession, token: str, hosts: frozenset[str] = LO
     async def refused(request, error: Refused):
         return responses.JSONResponse({"error": str(error)}, status_code=409 if error.conflict else 400)
 
+    def annotator(request) -> str | None:
+        """Who sent ``request``: the name the page asked for (with ``ask_names``), or the session's annotator."""
+        if not ask_names:
+            return session.annotator
+        name = urllib.parse.unquote(request.headers.get(ANNOTATOR_HEADER, "")).strip()
+        if len(name) > MAX_NAME_CHARS or not name.isprintable():
+            raise Refused(f"a name is at most {MAX_NAME_CHARS} printable characters")
+        return name or None
+
+    def person(request) -> str:
+        who = annotator(request)
+        if who is None:
+            raise Refused("tell the page your name first: it is recorded with each of your labels")
+        return who
+
     @app.get("/", response_class=responses.HTMLResponse)
     def index() -> str:
         return page
 
     @app.get("/api/status")
-    def status() -> dict:
-        return session.status()
+    def status(request: fastapi.Request) -> dict:
+        who = annotator(request)
+        return {"ask_name": who is None} | session.status(who, show_item=who is not None)
 
     @app.post("/api/label")
-    def label(request: LabelRequest) -> dict:
-        return session.label(request.round, request.id, request.label)
+    def label(body: LabelRequest, request: fastapi.Request) -> dict:
+        return session.label(body.round, body.id, body.label, person(request))
+
+    @app.post("/api/ignore")
+    def ignore(body: RowRequest, request: fastapi.Request) -> dict:
+        return session.ignore(body.round, body.id, person(request))
 
     @app.post("/api/undo")
-    def undo(request: UndoRequest) -> dict:
-        return session.undo(request.round)
+    def undo(body: UndoRequest, request: fastapi.Request) -> dict:
+        return session.undo(body.round, person(request))
+
+    @app.post("/api/skip")
+    def skip(body: RowRequest, request: fastapi.Request) -> dict:
+        return session.skip(body.round, body.id, person(request))
+
+    @app.get("/api/review")
+    def review() -> list[dict]:
+        return session.review()
+
+    @app.post("/api/edit")
+    def edit(body: EditRequest, request: fastapi.Request) -> dict:
+        return session.edit(body.id, body.label, person(request))
+
+    @app.post("/api/train-now")
+    def train_now() -> dict:
+        return session.train_now()
 
     @app.post("/api/retry")
     def retry() -> dict:
         return session.retry()
 
-    @app.post("/api/skip")
-    def skip(request: SkipRequest) -> dict:
-        return session.skip(request.round, request.id)
+    @app.post("/api/predictions")
+    def write_predictions() -> dict:
+        return {"path": str(session.write_predictions())}
+
+    @app.get("/api/predictions")
+    def predictions() -> dict:
+        return session.prediction_preview()
+
+    @app.get("/api/predictions.csv")
+    def predictions_file():
+        session.prediction_preview(0)  # refused when there are none yet
+        return responses.FileResponse(session.run_dir / PREDICTIONS, media_type="text/csv", filename=PREDICTIONS)
 
     @app.get("/api/export")
     def export():

@@ -207,6 +207,7 @@ def run_arm(
     from tqdm.auto import tqdm
 
     from st_contrastive.active.objectives import RoundModel
+    from st_contrastive.active.predictions import PREDICTIONS, standing_labels, write_predictions
 
     name = name or objective
     folder = Path(config.output) / "arms" / arm_name(name, acquisition, seed)
@@ -254,6 +255,13 @@ def run_arm(
             record["acquire_seconds"],
         )
         bar.update(1)
+        if config.oracle == "human" and state.phase == "done":  # what a person labelling some of the rows came for
+            write_predictions(
+                Path(config.output) / PREDICTIONS,
+                folder / "model",
+                data.train_texts,
+                standing_labels(state, data.label_names),
+            )
     bar.close()
     return metric_rows(state, len(data.train_texts))
 

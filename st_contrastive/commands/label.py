@@ -3,21 +3,24 @@
     st-contrastive active --dataset my_texts.csv --label-names billing bug question --oracle human --output runs/mine
     st-contrastive label runs/mine            # then open the URL it prints, with its access token
 
-The page shows each queried text with the current model's guess, label buttons (keys 1-9), undo (u) and skip (s).
-Each label is written to the round's queries file at once; when the round is labelled, the next one trains in the
-background (the same round as `st-contrastive active --resume-from-checkpoint`) and its queries appear. At the
-budget the page offers every label as a CSV and the commands to evaluate and publish the model. The queries file
-stays the record: a spreadsheet and `active --resume-from-checkpoint` work on the same run.
+The page shows each queried text with the current model's guess, label buttons (keys 1-9), ignore (i), undo of your
+own last label (u) and skip (s), and a review list where any label given so far can be corrected. Each label is
+written to the round's queries file at once; when the round is labelled (and its grace period is over, or "train
+now" is pressed), the next one trains in the background (the same round as `st-contrastive active
+--resume-from-checkpoint`) and its queries appear. At the budget the page shows the model's predictions for every
+row (predictions.csv) and offers every label as a CSV. The queries file stays the record: a spreadsheet and `active
+--resume-from-checkpoint` work on the same run.
 """
 
 from __future__ import annotations
 
 import argparse
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from st_contrastive.commands import options
 from st_contrastive.commands.options import option
+from st_contrastive.config.labelling import LabellingSettings
 
 LOCALHOST = "127.0.0.1"
 
@@ -35,9 +38,14 @@ class LabelConfig:
         "the access token in the URL the server prints",
     )
     port: int = option(8000, help="port to serve on (0: a free one, printed)")
-    annotator: str | None = option(None, help="who labels, recorded with each label (default: the login name)")
+    annotator: str | None = option(
+        None,
+        help="who labels, recorded with each label (default: the login name); with another --host than this "
+        "machine's, the page asks each person for a name",
+    )
     ssl_certfile: str | None = option(None, help="serve over HTTPS with this certificate (PEM), with --ssl-keyfile")
     ssl_keyfile: str | None = option(None, help="the certificate's private key (PEM)")
+    page: LabellingSettings = field(default_factory=LabellingSettings)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -111,12 +119,12 @@ def main(argv: list[str] | None = None) -> None:
     command = options.config_from_args(LabelConfig, build_parser().parse_args(argv))
     check_inputs(command)
     from st_contrastive.active.labelling import LabellingSession
-    from st_contrastive.active.labelling_app import create_app, new_token
+    from st_contrastive.active.labelling_app import LOCAL_HOSTS, create_app, new_token
     from st_contrastive.extras import require_extra
 
     uvicorn = require_extra("uvicorn", "active")
     sock = bind(command.host, command.port)
-    session = LabellingSession(command.run_dir, command.annotator)
+    session = LabellingSession(command.run_dir, command.annotator, command.page)
     token, secure = new_token(), command.ssl_certfile is not None
     name, hosts = addresses(command.host)
     shown = f"[{name}]" if ":" in name else name
@@ -126,7 +134,9 @@ def main(argv: list[str] | None = None) -> None:
         "they are given)",
         flush=True,
     )
-    app = create_app(session, token, hosts, secure=secure)
+    # Served to other machines, several people may label: the page asks each for a name.
+    ask_names = command.host not in LOCAL_HOSTS
+    app = create_app(session, token, hosts, secure=secure, ask_names=ask_names)
     config = uvicorn.Config(
         app, log_level="warning", ssl_certfile=command.ssl_certfile, ssl_keyfile=command.ssl_keyfile
     )

@@ -245,6 +245,8 @@ COMMAND_RULES = {
     ],
     "label": [
         (["--port", "70000"], "--port 70000: must be in [0, 65535]"),
+        (["--grace-seconds", "-1"], "--grace-seconds -1: must be at least 0"),
+        (["--estimate-folds", "1"], "--estimate-folds 1: must be 0 (no estimate) or at least 2"),
     ],
     "declutr-ablation": [
         (["--batch-size", "0"], "--batch-size 0: must be at least 1"),
