@@ -44,6 +44,7 @@ def main(argv: list[str] | None = None) -> dict:
     from st_contrastive.active.labelling import LabellingSession
     from st_contrastive.active.labelling_app import create_app
     from st_contrastive.commands.active import run
+    from st_contrastive.config.labelling import LabellingSettings
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pool-size", type=int, default=1500)
@@ -54,7 +55,8 @@ def main(argv: list[str] | None = None) -> dict:
     gold = user_file(folder / "trec.csv", args.pool_size)
     config = ActiveLearningConfig(dataset=str(folder / "trec.csv"), oracle="human", output=str(folder / "run"))
     run(config)  # round 0's random queries
-    session = LabellingSession(config.output, annotator="benchmark")
+    # No grace period: the wait measured is the page's and the loop's, not the time a person has to undo.
+    session = LabellingSession(config.output, annotator="benchmark", settings=LabellingSettings(grace_seconds=0))
     token = "benchmark"  # the page's client: its token and its own origin on every request
     client = TestClient(
         create_app(session, token, frozenset({"testserver"})), headers={"X-Token": token, "Origin": "http://testserver"}

@@ -385,7 +385,7 @@ class LabellingSession:
                 self.config.training.batch_size,
             )
 
-    def prediction_preview(self, limit: int = 100) -> dict:
+    def prediction_preview(self, limit: int = 20) -> dict:
         """The end page's view of ``predictions.csv``: rows per predicted label, and the ``limit`` rows without a
         label that the model is least sure of (the ones worth a look)."""
         path = self.run_dir / PREDICTIONS

@@ -225,7 +225,7 @@ def test_a_labelled_round_trains_the_next_then_the_budget_exports_every_label_an
     preview = client.get("/api/predictions").json()
     assert (preview["rows"], preview["unlabelled"], sum(preview["per_label"].values())) == (18, 6, 18)
     sure = [row["probability"] for row in preview["least_sure"]]
-    assert len(sure) == 6 and sure == sorted(sure)
+    assert len(sure) == 6 and sure == sorted(sure)  # fewer than the 20 shown
     assert client.get("/api/predictions.csv").text.splitlines()[0].startswith("id,text,label,predicted,probability")
 
 

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 from labelling_server import Server
 from support_tickets import ARM, SUPPORT, copy_of_run, queries
@@ -143,6 +144,34 @@ def test_a_second_writer_on_a_served_run_is_refused_in_one_line(server, run_dir)
         assert f"is in use by process {server.process.pid} (" in lines[0] and "Traceback" not in done.stderr
     server.label_current()  # the first server still labels
     assert server.status()["labelled_this_round"] == 1
+
+
+def test_the_running_server_refuses_requests_from_anywhere_but_its_page(server, run_dir):
+    """What another site, another account or a rebinding DNS name can send to the real server (uvicorn, not a
+    test client), each refused before it changes anything: the cross-site form post a browser sends without a
+    preflight (text/plain, a foreign Origin), a foreign Host, no token, an oversized body."""
+    item = server.status()["item"]
+    label = json.dumps({"round": 1, "id": item["id"], "label": GOLD[item["text"]]})
+    token = server.page_url.split("token=", 1)[1]
+    before = queries(run_dir, 1)
+    cross_site_form = {"Content-Type": "text/plain", "Origin": "http://attacker.example", "X-Token": token}
+    refusals = {
+        "cross-site form": httpx.post(server.url + "api/label", content=label, headers=cross_site_form),
+        "no Origin": httpx.post(server.url + "api/label", content=label, headers={"X-Token": token}),
+        "foreign Host": httpx.get(server.url + "api/status", headers={"Host": "attacker.example", "X-Token": token}),
+        "no token": httpx.get(server.url + "api/status"),
+        "wrong token": httpx.get(server.url + "api/status", headers={"X-Token": token[:-1]}),
+        "oversize": server.client.post(server.url + "api/label", content=b"x" * 50_000_000),
+    }
+    assert {name: response.status_code for name, response in refusals.items()} == {
+        "cross-site form": 403,
+        "no Origin": 403,
+        "foreign Host": 403,
+        "no token": 403,
+        "wrong token": 403,
+        "oversize": 413,
+    }
+    assert queries(run_dir, 1) == before and server.status()["labelled_this_round"] == 0
 
 
 def test_a_person_labels_in_chromium_undoes_ignores_corrects_and_gets_predictions_after_a_kill(run_dir, tmp_path):
