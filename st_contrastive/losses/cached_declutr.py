@@ -15,6 +15,7 @@ from st_contrastive.arguments import ArgumentError
 from st_contrastive.config.objectives import DeCLUTRObjective, GradCache
 from st_contrastive.losses.contrastive_core import gather_candidates, global_mean_factor, supcon
 from st_contrastive.losses.declutr import DeCLUTRLoss
+from st_contrastive.losses.length_groups import by_length
 from st_contrastive.losses.loss_components import LossComponents, refuse_layer_modifiers
 from st_contrastive.losses.nt_xent import nt_xent
 from st_contrastive.models.masking import IGNORE_INDEX
@@ -210,21 +211,16 @@ class CachedDeCLUTRLoss(DeCLUTRLoss):
         """A column cut into mini-batches (in order of length with ``sort_by_length``), each with its MLM labels,
         and the permutation that puts their embeddings back in batch order."""
         rows = len(features["input_ids"])
-        order = torch.arange(rows)
-        if self.sort_by_length and "attention_mask" in features:
-            order = features["attention_mask"].sum(dim=1).cpu().argsort(descending=True, stable=True)
-        features = {
-            k: v[order.to(v.device)] if isinstance(v, torch.Tensor) and len(v) == rows else v
-            for k, v in features.items()
-        }
-        targets = mlm_labels[order.to(mlm_labels.device)] if mlm_labels is not None else None
+        restore = torch.arange(rows, device=features["input_ids"].device)
+        if self.sort_by_length:
+            features, mlm_labels, _, restore = by_length(features, mlm_labels)
         batches = []
         for begin in range(0, rows, self.mini_batch_size):
             end = min(begin + self.mini_batch_size, rows)
             mini = create_minibatch(features, begin, end)  # also drops the padding columns it does not need
             width = mini["input_ids"].shape[1]
-            batches.append((mini, None if targets is None else targets[begin:end, :width]))
-        return {"batches": batches, "restore": order.argsort().to(features["input_ids"].device)}
+            batches.append((mini, None if mlm_labels is None else mlm_labels[begin:end, :width]))
+        return {"batches": batches, "restore": restore}
 
     def _backward(self, grad_output: torch.Tensor, columns, cache, states, mlm_weight: float) -> None:
         """Re-embed each mini-batch with a graph and back-propagate its cached gradients and its MLM share."""
@@ -246,10 +242,12 @@ class CachedDeCLUTRLoss(DeCLUTRLoss):
                         (surrogate * grad_output).backward()
 
     def get_config_dict(self) -> dict[str, Any]:
-        return super().get_config_dict() | {
+        config = super().get_config_dict() | {
             "mini_batch_size": self.mini_batch_size,
             "sort_by_length": self.sort_by_length,
         }
+        del config["length_groups"]  # its mini-batches are its groups
+        return config
 
 
 def _masked(mlm_labels: torch.Tensor) -> torch.Tensor:

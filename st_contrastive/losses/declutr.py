@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Iterable
 from typing import Any
@@ -10,8 +11,10 @@ import torch
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
+from st_contrastive.arguments import at_least
 from st_contrastive.config.objectives import DeCLUTRObjective
 from st_contrastive.losses.contrastive_core import global_mean_factor
+from st_contrastive.losses.length_groups import LengthGroups
 from st_contrastive.losses.loss_components import LossComponents, reduced_by_a_modifier, same_for_every_layer
 from st_contrastive.losses.nt_xent import nt_xent
 from st_contrastive.models.heads.masked_lm_head import MaskedLMHead
@@ -28,6 +31,7 @@ class DeCLUTRLoss(nn.Module):
         contrastive_weight: float = DeCLUTRObjective.contrastive_weight,
         mlm_weight: float = DeCLUTRObjective.mlm_weight,
         gather_across_devices: bool = False,
+        length_groups: int = 4,
     ) -> None:
         """The DeCLUTR objective: ``contrastive_weight·NT-Xent + mlm_weight·MLM`` over spans of documents.
 
@@ -50,6 +54,10 @@ class DeCLUTRLoss(nn.Module):
             gather_across_devices (bool): Score local spans against the spans of every rank, and weight each rank's
                 MLM mean by its share of the masked tokens, so that DDP trains the loss of the global batch.
                 Defaults to False.
+            length_groups (int): Embed the batch's spans (anchors and positives together) in at most this many
+                groups of similar length, each padded only to its own longest span
+                (:mod:`~st_contrastive.losses.length_groups`): the same loss and gradients, without most of the
+                padded tokens. 1: one padded pass per column, as sentence-transformers' losses do. Defaults to 4.
 
         References:
             - Giorgi et al., DeCLUTR: Deep Contrastive Learning for Unsupervised Textual Representations, ACL 2021:
@@ -103,6 +111,8 @@ class DeCLUTRLoss(nn.Module):
         """
         super().__init__()
         DeCLUTRObjective(temperature, contrastive_weight, mlm_weight)  # refuses a bad argument, naming it
+        at_least("length_groups", length_groups, 1)
+        self.length_groups = length_groups
         self.model = model
         self.temperature = temperature
         self.contrastive_weight = contrastive_weight
@@ -121,28 +131,28 @@ class DeCLUTRLoss(nn.Module):
         self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None = None
     ) -> dict[str, torch.Tensor]:
         anchor_features, *positive_inputs = sentence_features
-        # Under AdaptiveLayerLoss the model reads the same copy at every layer's call (the layers cached in it).
-        anchor_features, mlm_labels = same_for_every_layer(
-            self, [anchor_features, *positive_inputs], lambda: self._anchor_inputs(anchor_features)
+        # Each column sorted and cut into length groups, its lengths and masked positions read before the encoder
+        # runs (see LengthGroups). Under AdaptiveLayerLoss the model reads the same groups at every layer's call.
+        groups, mlm_labels = same_for_every_layer(
+            self, [anchor_features, *positive_inputs], lambda: self._groups(anchor_features, positive_inputs)
         )
-        anchors = self.model(anchor_features)
+        with self.mlm_head.sparse_lookup_gradient() if mlm_labels is not None else contextlib.nullcontext():
+            (anchors, *positives), masked_tokens, masked_labels = groups.embed(self.model)
         # Under MatryoshkaLoss / AdaptiveLayerLoss MLM reads the same tokens at every call: counted once, at full size.
-        with_mlm = self.mlm_weight > 0 and not reduced_by_a_modifier(self.model, anchors["sentence_embedding"])
+        with_mlm = self.mlm_weight > 0 and not reduced_by_a_modifier(self.model, anchors)
         losses = LossComponents()
         if self.contrastive_weight > 0:
-            if len(anchors["sentence_embedding"]) == 1 and not self.gather_across_devices and not self._warned_alone:
+            if len(anchors) == 1 and not self.gather_across_devices and not self._warned_alone:
                 self._warned_alone = True  # once: one anchor and its positive have no negative, so NT-Xent is 0
                 logger.warning(
                     "A batch holds a single anchor (one document, num_anchors=1): NT-Xent has no negative "
                     "and is exactly 0. Use more documents per batch or more anchors per document."
                 )
-            mean_positives = self._mean_positives(positive_inputs, len(anchors["sentence_embedding"]))
-            contrastive = nt_xent(
-                anchors["sentence_embedding"], mean_positives, self.temperature, self.gather_across_devices
-            )
+            mean_positives = self._mean_positives(positives, len(anchors))
+            contrastive = nt_xent(anchors, mean_positives, self.temperature, self.gather_across_devices)
             losses["contrastive"] = self.contrastive_weight * contrastive
         if with_mlm:
-            mlm = self.mlm_head(anchors["token_embeddings"], mlm_labels)
+            mlm = self.mlm_head.masked_loss(masked_tokens, masked_labels)
             # Ranks mask different numbers of tokens: weight each rank's mean so DDP trains the global token mean.
             # The count stays a tensor: int() here would make every step wait for the GPU.
             share = global_mean_factor(
@@ -150,6 +160,14 @@ class DeCLUTRLoss(nn.Module):
             )
             losses["mlm"] = self.mlm_weight * share * mlm
         return losses
+
+    def _groups(
+        self, anchor_features: dict[str, torch.Tensor], positive_inputs: list[dict[str, torch.Tensor]]
+    ) -> tuple[LengthGroups, torch.Tensor | None]:
+        """The anchors and positives (none when no positive is needed) in length groups, and the MLM labels."""
+        anchor_features, mlm_labels = self._anchor_inputs(anchor_features)
+        columns = [anchor_features, *(positive_inputs if self.contrastive_weight else [])]
+        return LengthGroups.of(columns, self.length_groups, mlm_labels), mlm_labels
 
     def _anchor_inputs(
         self, anchor_features: dict[str, torch.Tensor]
@@ -168,18 +186,17 @@ class DeCLUTRLoss(nn.Module):
             mlm_labels = None
         return anchor_features, mlm_labels
 
-    def _mean_positives(self, positive_inputs: list[dict[str, torch.Tensor]], num_anchors: int) -> torch.Tensor:
+    def _mean_positives(self, positives: list[torch.Tensor], num_anchors: int) -> torch.Tensor:
         """The mean positive embedding of each anchor.
 
         One input holds the ``P`` positives of anchor ``i`` at rows ``i·P … i·P+P−1`` (the collator's layout);
         several inputs hold one positive of every anchor each (``InputExample(texts=[anchor, *positives])``).
         """
-        if len(positive_inputs) > 1:
-            return torch.stack([self.model(f)["sentence_embedding"] for f in positive_inputs]).mean(dim=0)
-        positives = self.model(positive_inputs[0])["sentence_embedding"]
-        if len(positives) % num_anchors:
-            raise ValueError(f"{len(positives)} positives cannot be split evenly among {num_anchors} anchors")
-        return positives.view(num_anchors, len(positives) // num_anchors, -1).mean(dim=1)
+        if len(positives) > 1:
+            return torch.stack(positives).mean(dim=0)
+        if len(positives[0]) % num_anchors:
+            raise ValueError(f"{len(positives[0])} positives cannot be split evenly among {num_anchors} anchors")
+        return positives[0].view(num_anchors, len(positives[0]) // num_anchors, -1).mean(dim=1)
 
     def save_masked_lm(self, path: str) -> None:
         """Write the encoder with its MLM head as a ``*ForMaskedLM`` checkpoint (to continue MLM training later)."""
@@ -193,6 +210,7 @@ class DeCLUTRLoss(nn.Module):
             "contrastive_weight": self.contrastive_weight,
             "mlm_weight": self.mlm_weight,
             "gather_across_devices": self.gather_across_devices,
+            "length_groups": self.length_groups,
         }
 
     @property

@@ -3,7 +3,9 @@ are masked by :func:`st_contrastive.models.masking.mask_tokens`)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 
 import torch
 from torch import nn
@@ -60,14 +62,42 @@ class MaskedLMHead(nn.Module):
         self.tied = bool(getattr(config, "tie_word_embeddings", True))
         if self.tied:
             self.masked_lm.get_output_embeddings().weight = encoder.get_input_embeddings().weight
+            # A step that reads no masked token gives the embeddings only their lookup's (sparse) gradient, which
+            # the optimiser cannot take: made dense then, as it always was (see sparse_lookup_gradient).
+            weight = encoder.get_input_embeddings().weight
+            if not getattr(weight, "_densified", False):  # once per weight, however many heads share it
+                weight.register_hook(lambda grad: grad.to_dense() if grad.is_sparse else grad)
+                weight._densified = True
+        self._input_embeddings = encoder.get_input_embeddings() if self.tied else None
+
+    @contextlib.contextmanager
+    def sparse_lookup_gradient(self) -> Iterator[None]:
+        """While the encoder embeds a batch whose MLM loss this head computes, its embedding lookup's gradient is
+        sparse (the rows of the batch's tokens). The tied decoder's gradient is dense over the whole vocabulary, and
+        autograd adds the lookup's rows into it in place: the step no longer fills and adds a second dense
+        vocabulary-by-dimension matrix (the same update)."""
+        embeddings = self._input_embeddings
+        if embeddings is None or embeddings.sparse:
+            yield
+            return
+        embeddings.sparse = True
+        try:
+            yield
+        finally:
+            embeddings.sparse = False
 
     def forward(self, token_embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """Mean cross-entropy over the positions whose label is not -100."""
-        # The vocabulary projection runs on the masked positions alone (about 15 %); finding them is the step's one
-        # wait for the GPU (their count sets the shape). No other read: a batch that masks nothing gives 0, in the graph.
+        # The vocabulary projection runs on the masked positions alone (about 15 %); finding them waits for the GPU
+        # (their count sets the shape), so a loss that knows them beforehand calls masked_loss.
         chosen = (labels != IGNORE_INDEX).nonzero(as_tuple=True)
-        logits = self.masked_lm(inputs_embeds=token_embeddings[chosen].unsqueeze(0)).logits[0]
-        return F.cross_entropy(logits, labels[chosen], reduction="sum") / max(len(logits), 1)
+        return self.masked_loss(token_embeddings[chosen], labels[chosen])
+
+    def masked_loss(self, masked_embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        """Mean cross-entropy of the masked positions' token embeddings ``(masked, dim)`` against their labels; no
+        read of any value on the host. A batch that masks nothing gives 0, in the graph."""
+        logits = self.masked_lm(inputs_embeds=masked_embeddings.unsqueeze(0)).logits[0]
+        return F.cross_entropy(logits, labels, reduction="sum") / max(len(logits), 1)
 
     def save_masked_lm(self, encoder: nn.Module, tokenizer, path: str) -> None:
         """Write ``encoder`` with this head as a ``*ForMaskedLM`` checkpoint, so MLM training can go on later."""
