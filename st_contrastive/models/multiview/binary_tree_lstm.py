@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from st_contrastive.arguments import at_least
@@ -34,35 +33,31 @@ class BinaryTreeLSTMCell(nn.Module):
         if batch.left is None:
             raise ValueError("BinaryTreeLSTMCell needs a batch of binary trees (TreeBatch.from_binary_trees)")
         H = self.hidden_size
-        # Only leaves have a word: project just their rows (inner constituents, about half the nodes, get the bias).
+        # Only leaves have a word: project just their rows. An inner constituent's input gates are the biases alone,
+        # added in its level's product: no gate tensor over every node, whose per-level gathers would cost a
+        # node-sized gradient each in the backward pass.
         leaves = batch.levels[0].nodes  # height 0 holds exactly the leaves (a mask's nonzero() would wait for a GPU)
-        leaf_gates = self.input_gates(inputs[leaves])
-        # Everything takes the gates' dtype (bfloat16 under autocast): CUDA's index_copy refuses a mix.
-        gates_x = (
-            self.input_gates.bias.to(leaf_gates.dtype).expand(batch.num_nodes, -1).index_copy(0, leaves, leaf_gates)
-        )
-        h = leaf_gates.new_zeros(batch.num_nodes, H)
-        c = leaf_gates.new_zeros(batch.num_nodes, H)
-        # Both children in one gather and one product: [h_L; h_R] @ [U^L; U^R].
+        i, _, _, o, u = self.input_gates(inputs[leaves]).chunk(5, dim=-1)
+        cell = torch.sigmoid(i) * torch.tanh(u)
+        # h and c of every node side by side, (nodes, 2H): one gather and one write per level reads and sets both.
+        # The states take the gates' dtype (bfloat16 under autocast): CUDA's index_copy refuses a mix.
+        states = cell.new_zeros(batch.num_nodes, 2 * H)
+        states.index_copy_(0, leaves, torch.cat([torch.sigmoid(o) * torch.tanh(cell), cell], dim=1))
+        bias = self.input_gates.bias.to(cell.dtype)
+        # Both children in one gather and one product: [h_L; h_R] @ [U^L; U^R] (+ the bias, in the same kernel).
         children = torch.stack([batch.left, batch.right], dim=1)
-        child_weight = torch.cat([self.left_gates.weight, self.right_gates.weight], dim=1)
-        for height, level in enumerate(batch.levels):
-            nodes = level.nodes
-            if height == 0:  # the leaves (height 0 holds exactly them): no children, no hidden products
-                i, _, _, o, u = gates_x[nodes].chunk(5, dim=-1)
-                cell = torch.sigmoid(i) * torch.tanh(u)
-            else:
-                pair = children[nodes]  # inner nodes only: both children exist
-                gates = gates_x[nodes] + F.linear(h[pair].flatten(1), child_weight)
-                i, f_left, f_right, o, u = gates.chunk(5, dim=-1)
-                c_left, c_right = c[pair].unbind(1)
-                cell = (
-                    torch.sigmoid(i) * torch.tanh(u) + torch.sigmoid(f_left) * c_left + torch.sigmoid(f_right) * c_right
-                )
-            hidden = torch.sigmoid(o) * torch.tanh(cell)
-            h.index_copy_(0, nodes, hidden)
-            c.index_copy_(0, nodes, cell)
-        return h, c
+        child_weight = torch.cat([self.left_gates.weight, self.right_gates.weight], dim=1).to(cell.dtype)
+        # (Splits, not slices: a slice's backward fills a zero tensor of the whole, a split's joins the parts once.)
+        for level in batch.levels[1:]:
+            pair = states[children[level.nodes]]  # (n, 2 children, 2H); inner nodes only: both children exist
+            pair_h, pair_c = pair.split(H, dim=2)
+            gates = torch.addmm(bias, pair_h.flatten(1), child_weight.T)
+            sigmoids, u = gates.split(4 * H, dim=1)
+            i, f_left, f_right, o = torch.sigmoid(sigmoids).chunk(4, dim=1)  # four gates in one kernel
+            c_left, c_right = pair_c.unbind(1)
+            cell = i * torch.tanh(u) + f_left * c_left + f_right * c_right
+            states.index_copy_(0, level.nodes, torch.cat([o * torch.tanh(cell), cell], dim=1))
+        return states.split(H, dim=1)
 
 
 class BinaryTreeLSTM(nn.Module):

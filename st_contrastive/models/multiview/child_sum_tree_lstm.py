@@ -39,40 +39,49 @@ class ChildSumTreeLSTMCell(nn.Module):
         x_weight, x_bias = self.input_gates.weight, self.input_gates.bias
         if self.attention:
             x_weight, x_bias = torch.cat([x_weight, self.query.weight]), torch.cat([x_bias, self.query.bias])
-        leaves = batch.levels[0].nodes
-        i, o, u = F.linear(inputs[leaves], x_weight[: 3 * H], x_bias[: 3 * H]).chunk(3, dim=-1)
+        leaves, inner = batch.levels[0].nodes, batch.levels[1:]
+        # The nodes' words in level order, in one gather (one node-sized gradient in the backward pass).
+        leaf_x, inner_x = inputs[torch.cat([level.nodes for level in batch.levels])].split(
+            [len(leaves), batch.num_nodes - len(leaves)]
+        )
+        i, o, u = F.linear(leaf_x, x_weight[: 3 * H], x_bias[: 3 * H]).chunk(3, dim=-1)
         cell = torch.sigmoid(i) * torch.tanh(u)
+        # h and c of every node side by side, (nodes, 2H): one gather and one write per level reads and sets both.
         # The states take the gates' dtype (bfloat16 under autocast): CUDA's index_copy refuses a mix.
-        h = cell.new_zeros(batch.num_nodes, H).index_copy(0, leaves, torch.sigmoid(o) * torch.tanh(cell))
-        c = cell.new_zeros(batch.num_nodes, H).index_copy(0, leaves, cell)
+        states = cell.new_zeros(batch.num_nodes, 2 * H)
+        states.index_copy_(0, leaves, torch.cat([torch.sigmoid(o) * torch.tanh(cell), cell], dim=1))
         if len(batch.levels) == 1:
-            return h, c
-        # Every inner node's gates from its word in one product; the levels' rows are consecutive slices of it.
-        inner_gates = F.linear(inputs[torch.cat([level.nodes for level in batch.levels[1:]])], x_weight, x_bias)
+            return states.split(H, dim=1)
+        # Every inner node's gates from its word in one product, split into its levels. (Splits, not slices: a
+        # slice's backward fills a zero tensor of the whole, once per level; a split's joins the parts once.)
+        inner_gates = F.linear(inner_x, x_weight, x_bias)
         # Each child once through U^f and (attention) the key W_p h_k + b_p: one product per level.
         child_weight, child_bias = self.hidden_f.weight, None
         if self.attention:
             child_weight = torch.cat([child_weight, self.key.weight])
             child_bias = torch.cat([self.key.bias.new_zeros(H), self.key.bias])
-        first = 0
-        for level in batch.levels[1:]:
+        for level, gates in zip(inner, inner_gates.split([len(level.nodes) for level in inner]), strict=True):
             n = len(level.nodes)
-            gates, first = inner_gates[first : first + n], first + n
-            child_h, child_c = h[level.edge_child], c[level.edge_child]
+            iou_x, f_x, *query = gates.split([3 * H, H] + ([H] if self.attention else []), dim=1)
+            child = states[level.edge_child]
+            child_h, child_c = child.split(H, dim=1)
             parent = level.edge_parent_position
             from_children = F.linear(child_h, child_weight, child_bias)
+            f_h, *key = from_children.split(H, dim=1)
             if self.attention:
-                scores = F.cosine_similarity(gates[parent, 4 * H :], from_children[:, H:], dim=-1)
+                scores = F.cosine_similarity(query[0][parent], key[0], dim=-1)
                 weights = scores.exp()  # cosine is in [-1, 1]: no overflow, no max to subtract
                 weights = weights / weights.new_zeros(n).index_add(0, parent, weights)[parent]
                 child_h = weights[:, None] * child_h
-            h_tilde = child_h.new_zeros(n, H).index_add(0, parent, child_h)
-            i, o, u = (gates[:, : 3 * H] + self.hidden_iou(h_tilde)).chunk(3, dim=-1)
-            forget = torch.sigmoid(gates[parent, 3 * H : 4 * H] + from_children[:, :H])
-            cell = torch.sigmoid(i) * torch.tanh(u) + child_c.new_zeros(n, H).index_add(0, parent, forget * child_c)
-            h.index_copy_(0, level.nodes, torch.sigmoid(o) * torch.tanh(cell))
-            c.index_copy_(0, level.nodes, cell)
-        return h, c
+            forget = torch.sigmoid(f_x[parent] + f_h)
+            # Both sums over the children (h̃ and Σ f ⊙ c) in one scatter.
+            sums = child.new_zeros(n, 2 * H).index_add(0, parent, torch.cat([child_h, forget * child_c], dim=1))
+            h_tilde, forgotten = sums.split(H, dim=1)
+            io, u = (iou_x + self.hidden_iou(h_tilde)).split(2 * H, dim=1)
+            i, o = torch.sigmoid(io).chunk(2, dim=1)  # i and o in one kernel; u through tanh
+            cell = i * torch.tanh(u) + forgotten
+            states.index_copy_(0, level.nodes, torch.cat([o * torch.tanh(cell), cell], dim=1))
+        return states.split(H, dim=1)
 
 
 class ChildSumTreeLSTM(nn.Module):
