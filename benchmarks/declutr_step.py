@@ -1,9 +1,10 @@
 """DeCLUTR training-step cost against MultipleNegativesRankingLoss on the same spans, measured in one process.
 
 Prints three ratios:
-  DeCLUTRLoss step / MNRL step, MLM on          target <= 1.05 (MLM rides on the anchor forward pass; its head's
+  DeCLUTRLoss step / MNRL step, MLM on          target <= 0.85 (MLM rides on the anchor forward pass; its head's
                                                 share of the step's FLOPs is printed beside it)
-  DeCLUTRLoss(mlm_weight=0) step / MNRL step    target <= 1.00 (the same work as MNRL)
+  DeCLUTRLoss(mlm_weight=0) step / MNRL step    target <= 0.80 (the same spans; DeCLUTRLoss computes little of
+                                                the padding MNRL computes, whose share is printed)
   sampling + collation / step                   target < 5 %
 
     python benchmarks/declutr_step.py [--model PATH] [--batch-size 4] [--max-length 128] [--repeats 10] [--profile]
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> dict:
     optimizer = torch.optim.AdamW(optimized_parameters(model, [declutr, mnrl]), lr=1e-6)  # each parameter once
 
     times = {"declutr": [], "contrastive_only": [], "mnrl": [], "collate": []}
-    shares = []
+    shares, padding = [], []
     for step in range(args.repeats + 1):
         batch_rows = rows[step * args.batch_size : (step + 1) * args.batch_size]
         start = time.perf_counter()
@@ -114,6 +115,8 @@ def main(argv: list[str] | None = None) -> dict:
         collate = time.perf_counter() - start
         anchors, positives, mnrl_features = split_features(batch, args.num_positives)
         shares.append(mlm_share_of_flops(model, anchors, positives))
+        masks = [features["attention_mask"] for features in mnrl_features]
+        padding.append(1 - sum(int(m.sum()) for m in masks) / sum(m.numel() for m in masks))
         arms = [
             ("declutr", declutr, [anchors, positives]),
             ("contrastive_only", contrastive_only, [anchors, positives]),
@@ -139,6 +142,7 @@ def main(argv: list[str] | None = None) -> dict:
         "declutr_over_mnrl": median["declutr"] / median["mnrl"],
         "contrastive_only_over_mnrl": median["contrastive_only"] / median["mnrl"],
         "mlm_share_of_flops": statistics.mean(shares),
+        "padding_share": statistics.mean(padding),  # of the tokens MNRL computes (its columns padded apart)
         "collation_share_of_step": median["collate"] / (median["declutr"] + median["collate"]),
     }
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
@@ -148,10 +152,13 @@ def main(argv: list[str] | None = None) -> dict:
         f"MNRL {median['mnrl']:.3f}s, sampling+collation {median['collate'] * 1000:.1f}ms"
     )
     print(
-        f"DeCLUTRLoss / MNRL step, MLM on:      {results['declutr_over_mnrl']:.3f}  (target <= 1.05; the MLM head "
+        f"DeCLUTRLoss / MNRL step, MLM on:      {results['declutr_over_mnrl']:.3f}  (target <= 0.85; the MLM head "
         f"is {results['mlm_share_of_flops']:.1%} of the step's FLOPs)"
     )
-    print(f"DeCLUTRLoss / MNRL step, mlm_weight=0: {results['contrastive_only_over_mnrl']:.3f}  (target <= 1.00)")
+    print(
+        f"DeCLUTRLoss / MNRL step, mlm_weight=0: {results['contrastive_only_over_mnrl']:.3f}  (target <= 0.80; "
+        f"padding is {results['padding_share']:.1%} of MNRL's tokens)"
+    )
     print(f"sampling + collation share:           {results['collation_share_of_step']:.2%}  (target < 5%)")
     if args.profile:
         results["profile"] = profile_growth(
