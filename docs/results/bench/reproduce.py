@@ -80,15 +80,20 @@ CELLS = {"child-sum, attention": "attentive child-sum", "binary": "binary"}
 
 def tree_lstm() -> str:
     lines = header(
-        "cell", "batched", "naive per node", "ratio", "ceiling: naive / the batched step's matrix products alone"
+        "cell",
+        "batched",
+        "naive per node",
+        "batched / naive",
+        "the step's matrix products alone",
+        "batched step / its products (target ≤ 1.25)",
     )
     for name, cell in run()["results"]["tree_lstm_throughput"]["cells"].items():
         products = cell["median_seconds"]["matrix_products"]
         lines.append(
             f"| {CELLS[name]} | {cell['batched_sentences_per_second']:,.0f} sentences/s | "
             f"{cell['naive_sentences_per_second']:,.0f} sentences/s | {cell['batched_over_naive']:.1f}× | "
-            f"{cell['naive_over_matrix_products']:.1f}× ({cell['matrix_product_gflop']:.1f} GFLOP in "
-            f"{products * 1000:.1f} ms, {cell['matrix_product_gflop'] / products:.0f} GFLOP/s) |"
+            f"{cell['matrix_product_gflop']:.1f} GFLOP in {products * 1000:.1f} ms "
+            f"({cell['matrix_product_gflop'] / products:.0f} GFLOP/s) | {cell['batched_over_matrix_products']:.2f} |"
         )
     return "\n".join(lines)
 
