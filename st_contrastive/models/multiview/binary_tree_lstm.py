@@ -6,6 +6,7 @@ import torch
 from torch import nn
 
 from st_contrastive.arguments import at_least
+from st_contrastive.models.multiview.binary_levels import BinaryLevels
 from st_contrastive.models.multiview.tree_batch import TreeBatch
 from st_contrastive.models.multiview.word_embeddings import WordEmbeddings
 
@@ -43,20 +44,12 @@ class BinaryTreeLSTMCell(nn.Module):
         # The states take the gates' dtype (bfloat16 under autocast): CUDA's index_copy refuses a mix.
         states = cell.new_zeros(batch.num_nodes, 2 * H)
         states.index_copy_(0, leaves, torch.cat([torch.sigmoid(o) * torch.tanh(cell), cell], dim=1))
-        bias = self.input_gates.bias.to(cell.dtype)
-        # Both children in one gather and one product: [h_L; h_R] @ [U^L; U^R] (+ the bias, in the same kernel).
+        # The inner levels in one step with a backward of its own (binary_levels.py): both children in one gather
+        # and one product per level, [h_L; h_R] @ [U^L; U^R] + the input gates' bias (an inner node has no word).
         children = torch.stack([batch.left, batch.right], dim=1)
-        child_weight = torch.cat([self.left_gates.weight, self.right_gates.weight], dim=1).to(cell.dtype)
-        # (Splits, not slices: a slice's backward fills a zero tensor of the whole, a split's joins the parts once.)
-        for level in batch.levels[1:]:
-            pair = states[children[level.nodes]]  # (n, 2 children, 2H); inner nodes only: both children exist
-            pair_h, pair_c = pair.split(H, dim=2)
-            gates = torch.addmm(bias, pair_h.flatten(1), child_weight.T)
-            sigmoids, u = gates.split(4 * H, dim=1)
-            i, f_left, f_right, o = torch.sigmoid(sigmoids).chunk(4, dim=1)  # four gates in one kernel
-            c_left, c_right = pair_c.unbind(1)
-            cell = i * torch.tanh(u) + f_left * c_left + f_right * c_right
-            states.index_copy_(0, level.nodes, torch.cat([o * torch.tanh(cell), cell], dim=1))
+        child_weight = torch.cat([self.left_gates.weight, self.right_gates.weight], dim=1)
+        inner = [level.nodes for level in batch.levels[1:]]
+        states = BinaryLevels.apply(states, self.input_gates.bias, child_weight, children, inner)
         return states.split(H, dim=1)
 
 

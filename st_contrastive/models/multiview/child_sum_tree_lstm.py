@@ -7,6 +7,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from st_contrastive.arguments import at_least
+from st_contrastive.models.multiview.child_sum_levels import ChildSumLevels
 from st_contrastive.models.multiview.tree_batch import TreeBatch
 from st_contrastive.models.multiview.word_embeddings import WordEmbeddings
 
@@ -52,35 +53,22 @@ class ChildSumTreeLSTMCell(nn.Module):
         states.index_copy_(0, leaves, torch.cat([torch.sigmoid(o) * torch.tanh(cell), cell], dim=1))
         if len(batch.levels) == 1:
             return states.split(H, dim=1)
-        # Every inner node's gates from its word in one product, split into its levels. (Splits, not slices: a
-        # slice's backward fills a zero tensor of the whole, once per level; a split's joins the parts once.)
+        # Every inner node's gates from its word in one product; the levels' rows are consecutive slices of it.
         inner_gates = F.linear(inner_x, x_weight, x_bias)
-        # Each child once through U^f and (attention) the key W_p h_k + b_p: one product per level.
-        child_weight, child_bias = self.hidden_f.weight, None
+        # Each child once through U^f and (attention) the key W_p h_k + b_p: one product per level. The levels run
+        # as one step with a backward of its own (child_sum_levels.py).
+        child_weight = self.hidden_f.weight
         if self.attention:
             child_weight = torch.cat([child_weight, self.key.weight])
-            child_bias = torch.cat([self.key.bias.new_zeros(H), self.key.bias])
-        for level, gates in zip(inner, inner_gates.split([len(level.nodes) for level in inner]), strict=True):
-            n = len(level.nodes)
-            iou_x, f_x, *query = gates.split([3 * H, H] + ([H] if self.attention else []), dim=1)
-            child = states[level.edge_child]
-            child_h, child_c = child.split(H, dim=1)
-            parent = level.edge_parent_position
-            from_children = F.linear(child_h, child_weight, child_bias)
-            f_h, *key = from_children.split(H, dim=1)
-            if self.attention:
-                scores = F.cosine_similarity(query[0][parent], key[0], dim=-1)
-                weights = scores.exp()  # cosine is in [-1, 1]: no overflow, no max to subtract
-                weights = weights / weights.new_zeros(n).index_add(0, parent, weights)[parent]
-                child_h = weights[:, None] * child_h
-            forget = torch.sigmoid(f_x[parent] + f_h)
-            # Both sums over the children (h̃ and Σ f ⊙ c) in one scatter.
-            sums = child.new_zeros(n, 2 * H).index_add(0, parent, torch.cat([child_h, forget * child_c], dim=1))
-            h_tilde, forgotten = sums.split(H, dim=1)
-            io, u = (iou_x + self.hidden_iou(h_tilde)).split(2 * H, dim=1)
-            i, o = torch.sigmoid(io).chunk(2, dim=1)  # i and o in one kernel; u through tanh
-            cell = i * torch.tanh(u) + forgotten
-            states.index_copy_(0, level.nodes, torch.cat([o * torch.tanh(cell), cell], dim=1))
+        levels = [(level.nodes, level.edge_child, level.edge_parent_position) for level in inner]
+        states = ChildSumLevels.apply(
+            states,
+            inner_gates,
+            self.hidden_iou.weight,
+            child_weight,
+            self.key.bias if self.attention else None,
+            levels,
+        )
         return states.split(H, dim=1)
 
 
