@@ -15,7 +15,7 @@ from st_contrastive.arguments import at_least
 from st_contrastive.config.objectives import DeCLUTRObjective
 from st_contrastive.losses.contrastive_core import global_mean_factor
 from st_contrastive.losses.length_groups import LengthGroups
-from st_contrastive.losses.loss_components import LossComponents, reduced_by_a_modifier, same_for_every_layer
+from st_contrastive.losses.loss_components import LossComponents, once_per_batch, reduced_by_a_modifier
 from st_contrastive.losses.nt_xent import nt_xent
 from st_contrastive.models.heads.masked_lm_head import MaskedLMHead
 from st_contrastive.models.masking import IGNORE_INDEX, mask_tokens
@@ -132,8 +132,8 @@ class DeCLUTRLoss(nn.Module):
     ) -> dict[str, torch.Tensor]:
         anchor_features, *positive_inputs = sentence_features
         # Each column sorted and cut into length groups, its lengths and masked positions read before the encoder
-        # runs (see LengthGroups). Under AdaptiveLayerLoss the model reads the same groups at every layer's call.
-        groups, mlm_labels = same_for_every_layer(
+        # runs (see LengthGroups), once per batch: modifiers that call the loss again (per layer, per size) reuse them.
+        groups, mlm_labels = once_per_batch(
             self, [anchor_features, *positive_inputs], lambda: self._groups(anchor_features, positive_inputs)
         )
         with self.mlm_head.sparse_lookup_gradient() if mlm_labels is not None else contextlib.nullcontext():

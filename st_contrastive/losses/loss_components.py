@@ -103,6 +103,24 @@ def same_for_every_layer(loss, batch: list, make):
     return kept[1]
 
 
+def once_per_batch(loss, batch: list, make):
+    """``make()`` once per batch, whatever modifier calls the loss: :func:`same_for_every_layer`'s copies, and
+    also what a loss reads from the batch on the host (DeCLUTR's span lengths and masked positions), which
+    ``MatryoshkaLoss``, calling the loss again per size after the encoder ran, would otherwise read again and make a
+    GPU wait each time. The batch's own dicts, compared by identity, and the model's mode say when a new step
+    begins; only the last batch is kept."""
+    key = (list(batch), loss.model.training)
+    kept = loss.__dict__.get("_batch_inputs")
+    if (
+        kept is None
+        or kept[0][1] != key[1]
+        or len(kept[0][0]) != len(batch)
+        or any(a is not b for a, b in zip(kept[0][0], batch))
+    ):
+        kept = loss.__dict__["_batch_inputs"] = (key, make())
+    return kept[1]
+
+
 def refuse_layer_modifiers(loss) -> None:
     """``AdaptiveLayerLoss`` (and ``Matryoshka2dLoss``) calls the loss once per layer and back-propagates their sum;
     a cached loss back-propagates mini-batch by mini-batch from a hook of its own, which those calls cannot follow

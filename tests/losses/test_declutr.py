@@ -60,6 +60,24 @@ def test_a_training_step_reads_no_tensor_back_to_the_host(tiny_model, collator, 
     assert reads == [] and set(out) == {"contrastive", "mlm"}
 
 
+def test_under_matryoshka_the_lengths_and_masked_positions_are_read_once_per_batch(tiny_model, collator, host_reads):
+    """MatryoshkaLoss calls the loss again per size after the encoder ran: the length groups are made once per batch,
+    so no size reads the spans' lengths (a GPU wait each) again."""
+    from sentence_transformers.sentence_transformer.losses import MatryoshkaLoss
+
+    tiny_model.train()
+    loss = MatryoshkaLoss(tiny_model, DeCLUTRLoss(tiny_model), [32, 16, 8])
+    batch = collator(documents(2))
+    features = [
+        {k[len("anchor_") :]: v for k, v in batch.items() if k.startswith("anchor_")},
+        {k[len("positive_") :]: v for k, v in batch.items() if k.startswith("positive_")},
+    ]
+    with host_reads(tiny_model[0]) as reads:
+        out = loss(features, None)
+        sum(out.values()).backward()
+    assert reads == [] and set(out) == {"contrastive", "mlm"}
+
+
 def test_without_mlm_anchors_are_restored_and_nt_xent_is_of_clean_spans(tiny_model, collator):
     loss = DeCLUTRLoss(tiny_model, temperature=0.1, mlm_weight=0)
     batch = collator(documents(2))  # masked by the collator, but this loss trains no MLM
