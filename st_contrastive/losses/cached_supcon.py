@@ -209,7 +209,9 @@ class CachedNLISupConLoss(CachedLossMixin, NLISupConLoss):
         return _backward_if(loss, with_backward)
 
     def get_config_dict(self) -> dict[str, Any]:
-        return super().get_config_dict() | {"mini_batch_size": self.mini_batch_size}
+        config = super().get_config_dict() | {"mini_batch_size": self.mini_batch_size}
+        del config["length_groups"]  # its mini-batches are its groups
+        return config
 
 
 def _backward_if(loss: torch.Tensor, with_backward: bool) -> torch.Tensor:

@@ -11,10 +11,10 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
-from sentence_transformers.base.losses.merged_forward import embed_columns
 from sentence_transformers.sentence_transformer.modules import Normalize
 from torch import nn
 
+from st_contrastive.arguments import at_least
 from st_contrastive.arguments import seed as seed_rule
 from st_contrastive.config.objectives import NLISupConObjective
 from st_contrastive.losses.contrastive_core import (
@@ -24,7 +24,8 @@ from st_contrastive.losses.contrastive_core import (
     similarity_matrix,
     supcon,
 )
-from st_contrastive.losses.loss_components import LossComponents, at_an_earlier_layer, same_for_every_layer
+from st_contrastive.losses.length_groups import LengthGroups
+from st_contrastive.losses.loss_components import LossComponents, at_an_earlier_layer, once_per_batch
 from st_contrastive.models.heads.nli_classifier import NLIClassifier
 
 logger = logging.getLogger(__name__)
@@ -44,6 +45,7 @@ class NLISupConLoss(nn.Module):
         gather_across_devices: bool = False,
         seed: int = 0,
         size_classifiers: dict[int, NLIClassifier] | None = None,
+        length_groups: int = 4,
     ) -> None:
         """Cross-entropy of a softmax head over ``(u, v, |u−v|)`` plus premise-anchored supervised contrastive loss.
 
@@ -75,6 +77,10 @@ class NLISupConLoss(nn.Module):
             size_classifiers (dict[int, NLIClassifier] | None): Inside ``MatryoshkaLoss``, a head of its own for
                 each truncated size (``{128: NLIClassifier(128), ...}``), trained with the CE term at that size.
                 Without one (the default) a truncated size trains SupCon only, and CE is counted once, at full size.
+            length_groups (int): Embed the premises and hypotheses together in at most this many groups of similar
+                length, each padded only to its own longest sentence (:mod:`~st_contrastive.losses.length_groups`;
+                an SNLI column of 64 sentences is about half padding): the same loss and gradients. 1: one padded
+                pass per column. Defaults to 4.
 
         References:
             - Liao, Sentence Embeddings using Supervised Contrastive Learning, 2021: https://arxiv.org/abs/2106.04791
@@ -139,6 +145,8 @@ class NLISupConLoss(nn.Module):
         self.entailment_label = entailment_label
         self.gather_across_devices = gather_across_devices
         self.seed = seed
+        at_least("length_groups", length_groups, 1)
+        self.length_groups = length_groups
         if isinstance(model[-1], Normalize):
             # Unit-norm (u, v, |u−v|) features start the head's logits near zero; CE then reshapes the whole space
             # (docs/supcon.md measures it on all-MiniLM-L6-v2 with and without its Normalize).
@@ -159,9 +167,10 @@ class NLISupConLoss(nn.Module):
         self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor | None
     ) -> dict[str, torch.Tensor] | tuple[list[torch.Tensor], torch.Tensor]:
         batch = list(sentence_features)
-        sentence_features, text_group = same_for_every_layer(self, batch, lambda: self._model_inputs(batch))
+        # The columns in length groups, made once per batch (modifiers call the loss again per layer or size).
+        sentence_features, text_group, columns = once_per_batch(self, batch, lambda: self._grouped_inputs(batch))
         groups = None if labels is None else self._premise_groups_once(batch, sentence_features, text_group, labels)
-        premises, hypotheses = embed_columns(self.model, sentence_features)
+        (premises, hypotheses), _, _ = columns.embed(self.model)
         if labels is None:
             return [premises, hypotheses], self.classifier(premises, hypotheses)
         return self.terms(premises, hypotheses, groups, labels)
@@ -172,6 +181,13 @@ class NLISupConLoss(nn.Module):
         of the copies: the model does not read them)."""
         copies = [dict(features) for features in sentence_features]
         return copies, copies[0].pop("group", None)
+
+    def _grouped_inputs(
+        self, sentence_features
+    ) -> tuple[list[dict[str, torch.Tensor]], torch.Tensor | None, LengthGroups]:
+        """:meth:`_model_inputs`, and the columns in length groups as the model reads them."""
+        copies, group = self._model_inputs(sentence_features)
+        return copies, group, LengthGroups.of(copies, self.length_groups)
 
     def _premise_groups_once(
         self,
@@ -307,6 +323,7 @@ class NLISupConLoss(nn.Module):
             "entailment_label": self.entailment_label,
             "gather_across_devices": self.gather_across_devices,
             "seed": self.seed,
+            "length_groups": self.length_groups,
         }
 
     @property

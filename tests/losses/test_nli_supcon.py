@@ -79,6 +79,29 @@ def test_lambda_zero_equals_softmax_loss(tiny_model):
     assert out["cross_entropy"].item() == pytest.approx(expected.item(), abs=1e-6)
 
 
+def test_length_groups_give_the_loss_and_gradients_of_one_padded_pass(tiny_model):
+    tiny_model.eval()  # no dropout: both passes see the same network
+    rows = ROWS + [("A woman in a red coat waits for the late bus at the corner .", "A person waits .", 0)]
+    labels = torch.tensor([r[2] for r in rows])
+    results = {}
+    for groups in (1, 4):
+        torch.manual_seed(0)
+        loss = NLISupConLoss(tiny_model, supcon_weight=0.5, length_groups=groups)
+        tiny_model.zero_grad()
+        out = loss(nli_features(tiny_model, rows), labels)
+        sum(out.values()).backward()
+        results[groups] = (
+            {k: v.detach() for k, v in out.items()},
+            {name: p.grad.clone() for name, p in tiny_model.named_parameters() if p.grad is not None},
+        )
+    (padded, padded_grads), (grouped, grouped_grads) = results[1], results[4]
+    for name in padded:
+        torch.testing.assert_close(grouped[name], padded[name], rtol=1e-5, atol=1e-6)
+    for name in padded_grads:  # sums over the tokens in another order: float noise, relative to the largest entry
+        atol = max(1e-4 * padded_grads[name].abs().max().item(), 1e-6)
+        torch.testing.assert_close(grouped_grads[name], padded_grads[name], rtol=1e-4, atol=atol, msg=name)
+
+
 def test_premise_supcon_hand_computed(tiny_model):
     loss = NLISupConLoss(tiny_model, supcon_weight=1.0, temperature=1.0, similarity="dot")
     premises = torch.tensor([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
