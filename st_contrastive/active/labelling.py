@@ -230,39 +230,42 @@ class LabellingSession:
         """Every label given so far, the newest first: each round's labelled and ignored rows (editable), then the
         rows your file labelled (edit the file for those)."""
         with self.lock:
-            state = ArmState.load(self.folder)
-            rounds = (state.pending.round if state.pending else len(state.rounds)) + 1 if state else 0
-            given = []
-            for round_number in range(rounds):
-                path = queries_path(self.folder, round_number)
-                if path.is_file():
-                    for row in self._read(path):
-                        if row["label"]:
-                            given.append(
-                                {
-                                    "id": int(row["id"]),
-                                    "text": self.data.train_texts[int(row["id"])],
-                                    "label": row["label"],
-                                    "round": round_number,
-                                    "who": row["labelled_by"],
-                                    "when": row["labelled_at"],
-                                    "editable": True,
-                                }
-                            )
-            given.sort(key=lambda row: (row["when"], row["round"]), reverse=True)
-            from_file = [
-                {
-                    "id": i,
-                    "text": self.data.train_texts[i],
-                    "label": self.label_names[label],
-                    "round": 0,
-                    "who": "your file",
-                    "when": "",
-                    "editable": False,
-                }
-                for i, label in self.given.items()
+            from_file, from_rounds = self._labelled_rows()
+            shown = [
+                {k: row[k] for k in ("id", "text", "label", "round")}
+                | {"who": row["labelled_by"], "when": row["labelled_at"], "editable": editable}
+                for rows, editable in ((from_rounds, True), (from_file, False))
+                for row in rows
             ]
-            return given + from_file
+            newest_first = sorted(shown[: len(from_rounds)], key=lambda row: (row["when"], row["round"]), reverse=True)
+            return newest_first + shown[len(from_rounds) :]
+
+    def _labelled_rows(self) -> tuple[list[dict], list[dict]]:
+        """The labels of the dataset file, and those of every round's queries file, as rows of ``EXPORT_COLUMNS``
+        (the dataset's own text, not the file's escaped one)."""
+        from_file = [
+            {
+                "id": i,
+                "text": self.data.train_texts[i],
+                "label": self.label_names[label],
+                "round": 0,
+                "labelled_by": "your file",
+                "labelled_at": "",
+            }
+            for i, label in self.given.items()
+        ]
+        from_rounds = []
+        for round_number in range(len(self.sizes)):
+            path = queries_path(self.folder, round_number)
+            if path.is_file():
+                from_rounds += [
+                    {k: row[k] for k in ("labelled_by", "labelled_at")}
+                    | {"id": int(row["id"]), "text": self.data.train_texts[int(row["id"])]}
+                    | {"label": row["label"], "round": round_number}
+                    for row in self._read(path)
+                    if row["label"]
+                ]
+        return from_file, from_rounds
 
     # What a person does.
 
@@ -553,26 +556,8 @@ class LabellingSession:
         """Every label of the run as ``labelled.csv`` in the run folder (id, text, label, round, labelled_by,
         labelled_at): the file's own labels first, then each round's queries in the order they were labelled."""
         with self.lock:
-            rows = [
-                {
-                    "id": i,
-                    "text": self.data.train_texts[i],
-                    "label": self.label_names[label],
-                    "round": 0,
-                    "labelled_by": "the dataset file",
-                    "labelled_at": "",
-                }
-                for i, label in self.given.items()
-            ]
-            for round_number in range(len(self.sizes)):
-                path = queries_path(self.folder, round_number)
-                if path.is_file():
-                    answered = [
-                        row | {"text": self.data.train_texts[int(row["id"])]}
-                        for row in self._read(path)
-                        if row["label"]
-                    ]
-                    rows += sorted(answered, key=lambda row: row.get("labelled_at") or "")
+            from_file, from_rounds = self._labelled_rows()
+            rows = from_file + sorted(from_rounds, key=lambda row: (row["round"], row["labelled_at"] or ""))
             path = self.run_dir / "labelled.csv"
             write_csv_atomically(path, EXPORT_COLUMNS, rows)
             return path
