@@ -64,15 +64,18 @@ def span_rows(model, documents: int, max_length: int, num_positives: int) -> tup
     )
 
 
-def encoder_flops(model, features: dict) -> int:
-    """Matrix-multiply FLOPs of the encoder's forward pass over ``features``, every padded token counted: its weight
-    matrices (embedding lookups excluded) and attention's two products per layer. A backward pass costs twice it."""
+def encoder_flops(model, features: dict, padded: bool = True) -> int:
+    """Matrix-multiply FLOPs of the encoder's forward pass over ``features``: its weight matrices (embedding lookups
+    excluded) and attention's two products per layer. ``padded``: every padded token counted (what one padded pass
+    computes); else each text's own tokens alone (the model FLOPs of model FLOPs utilisation). A backward pass costs
+    twice it."""
     config = model[0].auto_model.config
     weights = sum(
         p.numel() for name, p in model[0].auto_model.named_parameters() if p.dim() == 2 and "embeddings" not in name
     )
     rows, length = features["input_ids"].shape
-    return 2 * rows * length * weights + 4 * config.num_hidden_layers * rows * length * length * config.hidden_size
+    lengths = [length] * rows if padded else features["attention_mask"].sum(dim=1).tolist()
+    return sum(2 * n * weights + 4 * config.num_hidden_layers * n * n * config.hidden_size for n in lengths)
 
 
 def mlm_share_of_flops(model, anchors: dict, positives: dict) -> float:

@@ -50,6 +50,7 @@ from st_contrastive.data.text_classification import load_text_classification
 from st_contrastive.data_dir import data_file
 from st_contrastive.default_model import default_model
 from st_contrastive.losses import DeCLUTRLoss, MultiViewBilinearLoss, NLISupConLoss, SCALeLoss
+from st_contrastive.losses.length_groups import CALL_TOKENS
 from st_contrastive.models import multiview_model
 from st_contrastive.training import optimized_parameters
 
@@ -99,15 +100,24 @@ def declutr_pair(model, args, mlm_weight: float = 1.0) -> dict:
                 "method": ([anchors, positives], None),
                 "baseline": (mnrl, None),
                 "examples": len(anchors["input_ids"]) + len(positives["input_ids"]),
-                "flops": 3 * (encoder_flops(model, anchors) + encoder_flops(model, positives)),
+                # Model FLOPs: the spans' own tokens (what MFU counts); padded: what one padded pass per column
+                # computes, as the earlier runs counted them.
+                "flops": 3
+                * (encoder_flops(model, anchors, padded=False) + encoder_flops(model, positives, padded=False)),
+                "padded_flops": 3 * (encoder_flops(model, anchors) + encoder_flops(model, positives)),
                 **({"mlm_share": mlm_share_of_flops(model, anchors, positives)} if mlm_weight else {}),
             }
         )
     return {
-        "method": DeCLUTRLoss(model, mlm_weight=mlm_weight),
+        "method": DeCLUTRLoss(model, mlm_weight=mlm_weight, **length_groups(args)),
         "baseline": MultipleNegativesRankingLoss(model, scale=1 / 0.05),
         "batches": batches,
     }
+
+
+def length_groups(args) -> dict:
+    """The losses' own default unless --length-groups is given (1: one padded pass per column, as before)."""
+    return {} if args.length_groups is None else {"length_groups": args.length_groups}
 
 
 def nli_pair(model, args) -> dict:
@@ -119,7 +129,7 @@ def nli_pair(model, args) -> dict:
         labels = torch.tensor(batch["label"])
         batches.append({"method": (features, labels), "baseline": (features, labels), "examples": 2 * len(rows)})
     return {
-        "method": NLISupConLoss(model, supcon_weight=0.3),
+        "method": NLISupConLoss(model, supcon_weight=0.3, **length_groups(args)),
         "baseline": SoftmaxLoss(model, model.get_embedding_dimension(), num_labels=3),
         "batches": batches,
     }
@@ -306,9 +316,11 @@ def measure(pair: dict, device: str, precision: str, find_syncs: bool, profile: 
     }
     if "flops" in pair["batches"][0]:
         achieved = statistics.mean(b["flops"] for b in pair["batches"]) / median["method"] / 1e12
+        padded = statistics.mean(b["padded_flops"] for b in pair["batches"]) / median["method"] / 1e12
         peak = next((v for k, v in PEAK_BF16_TFLOPS.items() if k in device_name(device)), None)
         row["method_tflops"] = achieved
         row["mfu_of_bf16_peak"] = achieved / peak if peak else None
+        row["padded_mfu_of_bf16_peak"] = padded / peak if peak else None
     if "mlm_share" in pair["batches"][0]:  # the target: MLM costs no more than its head's share of the FLOPs
         row["mlm_share_of_flops"] = statistics.mean(b["mlm_share"] for b in pair["batches"])
     if profile:
@@ -356,6 +368,19 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--batch-sentences", type=int, default=256, help="multi-view: sentences per batch")
     parser.add_argument("--max-length", type=int, default=256, help="DeCLUTR: longest span in tokens")
     parser.add_argument(
+        "--length-groups",
+        type=int,
+        default=None,
+        help="DeCLUTRLoss's and NLISupConLoss's length_groups (default theirs; 1: one padded pass per column)",
+    )
+    parser.add_argument(
+        "--call-tokens",
+        type=int,
+        default=None,
+        help="what one more encoder call costs the length groups' cut, in tokens, on --device's type (default "
+        "st_contrastive.losses.length_groups.CALL_TOKENS; 0: the cut with the fewest tokens)",
+    )
+    parser.add_argument(
         "--parsed",
         default=None,
         help="multi-view: a parsed corpus (st-contrastive parse); default "
@@ -379,6 +404,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--output", default="benchmarks/results/gpu.json", help="JSON results path")
     args = parser.parse_args(argv)
     base = args.base or default_model()
+    if args.call_tokens is not None:
+        CALL_TOKENS[torch.device(args.device).type] = args.call_tokens
     if "multiview-vs-gru" in args.pairs:  # before any model is built: a missing parse cache is parsed now
         parsed = parsed_wikipedia(args.parsed, args.batch_sentences * (args.repeats + 1))
 
@@ -387,6 +414,8 @@ def main(argv: list[str] | None = None) -> dict:
         "device": device_name(args.device),
         "torch": torch.__version__,
         "weights": "random" if args.random_weights else "trained",
+        "length_groups": args.length_groups,
+        "call_tokens": CALL_TOKENS.get(torch.device(args.device).type, 0),
         "rows": rows,
     }
     output = Path(args.output)
@@ -437,7 +466,7 @@ def row_line(row: dict) -> str:
         f"{row['examples_per_second']['baseline']:8.1f} examples/s"
     )
     line += f"  peak {peak['method']:.0f} vs {peak['baseline']:.0f} MiB" if peak else ""
-    line += f"  MFU {mfu:.1%}" if mfu is not None else ""
+    line += f"  MFU {mfu:.1%} (padded tokens counted: {row['padded_mfu_of_bf16_peak']:.1%})" if mfu is not None else ""
     if "mlm_share_of_flops" in row:
         line += f"  (the MLM head's share of the FLOPs: {row['mlm_share_of_flops']:.1%})"
     for arm, table in row.get("profile", {}).items():

@@ -55,7 +55,8 @@ class DeCLUTRLoss(nn.Module):
                 MLM mean by its share of the masked tokens, so that DDP trains the loss of the global batch.
                 Defaults to False.
             length_groups (int): Embed the batch's spans (anchors and positives together) in at most this many
-                groups of similar length, each padded only to its own longest span
+                groups of similar length, each padded only to its own longest span; on a GPU fewer where one more
+                encoder call would cost more than the padding it saves
                 (:mod:`~st_contrastive.losses.length_groups`): the same loss and gradients, without most of the
                 padded tokens. 1: one padded pass per column, as sentence-transformers' losses do. Defaults to 4.
 

@@ -5,6 +5,10 @@ DeCLUTR's Beta-distributed span lengths a third of a column's tokens can be padd
 and cutting it into a few groups, each trimmed to its first (longest) row by sentence-transformers' own mini-batch
 slicing, computes almost none of it; the embeddings go back to the column's order (:class:`LengthGroups`). The
 cached losses sort their mini-batches the same way (:func:`by_length`).
+
+Each group is one more call of the encoder, and on a GPU a call's kernel launches cost as much as thousands of
+tokens of its work: a small model in bf16 is bound by them. So a group is cut only where the padding it saves
+outweighs that (:data:`CALL_TOKENS`); on a CPU a call costs next to nothing beside its tokens.
 """
 
 from __future__ import annotations
@@ -38,10 +42,17 @@ def by_length(
     return features, mlm_labels, lengths, order.argsort().to(features["input_ids"].device)
 
 
-def cheapest_groups(lengths: Sequence[int], groups: int) -> list[tuple[int, int]]:
-    """Cut ``lengths`` (longest first) into at most ``groups`` runs ``[begin, end)`` that compute the fewest tokens,
-    each run padded to its first length. Dynamic programming over the cut points, which need only fall where the
-    length changes (at most the longest length's count of them, whatever the batch)."""
+# What one more encoder call costs, in tokens of the encoder's work, by device type: on a GPU a call's kernel launches
+# take about as long as this many tokens (H200, MiniLM- and BERT-base-sized encoders in bf16: docs/benchmarks.md);
+# elsewhere nothing worth counting.
+CALL_TOKENS = {"cuda": 4096}
+
+
+def cheapest_groups(lengths: Sequence[int], groups: int, call_tokens: int = 0) -> list[tuple[int, int]]:
+    """Cut ``lengths`` (longest first) into at most ``groups`` runs ``[begin, end)``, each padded to its first
+    length, that cost the least: the tokens computed plus ``call_tokens`` per run. Dynamic programming over the cut
+    points, which need only fall where the length changes (at most the longest length's count of them, whatever the
+    batch)."""
     lengths = np.asarray(lengths, dtype=np.int64)
     n = len(lengths)
     if n == 0:
@@ -51,13 +62,16 @@ def cheapest_groups(lengths: Sequence[int], groups: int) -> list[tuple[int, int]
     valid = starts[:, None] < ends[None, :]
     run = np.where(valid, (ends[None, :] - starts[:, None]) * lengths[starts][:, None], np.iinfo(np.int64).max // 4)
     cost = run[0]  # one run [0, end)
-    back = []
+    back, fewest = [], [cost[-1]]  # fewest[k]: the tokens of the cheapest cut into at most k + 1 runs
     for _ in range(min(groups, len(starts)) - 1):
         candidate = cost[: len(starts), None] + run  # the last run starts at starts[i]
         candidate[0] = run[0]  # starting at row 0 is one run, whatever came before
         best = candidate.argmin(axis=0)
         cost = candidate[best, np.arange(len(ends))]
         back.append(best)
+        fewest.append(cost[-1])
+    extra = min(range(len(fewest)), key=lambda k: fewest[k] + k * call_tokens)  # runs beyond the first worth paying
+    back = back[:extra]
     bounds, end = [], len(ends) - 1
     for best in reversed(back):
         start = int(best[end])
@@ -96,7 +110,8 @@ class LengthGroups:
             return cls(trimmed, restore, sizes, _masked_positions(trimmed, labels))
         features, labels = _stacked(columns, mlm_labels)
         features, labels, lengths, restore = by_length(features, labels)
-        bounds = cheapest_groups(lengths.tolist(), groups)
+        call_tokens = CALL_TOKENS.get(features["input_ids"].device.type, 0)
+        bounds = cheapest_groups(lengths.tolist(), groups, call_tokens)
         grouped = [create_minibatch(features, begin, end) for begin, end in bounds]  # drops unneeded padding
         group_labels = [labels[begin:end] for begin, end in bounds] if labels is not None else None
         return cls(grouped, restore, sizes, _masked_positions(grouped, group_labels))

@@ -79,8 +79,9 @@ class NLISupConLoss(nn.Module):
                 Without one (the default) a truncated size trains SupCon only, and CE is counted once, at full size.
             length_groups (int): Embed the premises and hypotheses together in at most this many groups of similar
                 length, each padded only to its own longest sentence (:mod:`~st_contrastive.losses.length_groups`;
-                an SNLI column of 64 sentences is about half padding): the same loss and gradients. 1: one padded
-                pass per column. Defaults to 4.
+                an SNLI column of 64 sentences is about half padding; on a GPU fewer, down to one call for both
+                columns, where one more encoder call would cost more than the padding it saves): the same loss
+                and gradients. 1: one padded pass per column. Defaults to 4.
 
         References:
             - Liao, Sentence Embeddings using Supervised Contrastive Learning, 2021: https://arxiv.org/abs/2106.04791

@@ -16,18 +16,23 @@ def tokens_of(lengths, bounds) -> int:
     return sum((end - begin) * lengths[begin] for begin, end in bounds)
 
 
-def test_the_cut_computes_the_fewest_tokens_of_every_possible_cut():
-    rng = random.Random(0)
+@pytest.mark.parametrize("call_tokens", [0, 3, 20])
+def test_the_cut_costs_the_least_of_every_possible_cut(call_tokens):
+    """The tokens computed, plus ``call_tokens`` per group (what one more encoder call costs)."""
+    rng = random.Random(call_tokens)
+
+    def cost(bounds):
+        return tokens_of(lengths, bounds) + call_tokens * len(bounds)
+
     for _ in range(300):
         lengths = sorted((rng.randint(1, 12) for _ in range(rng.randint(1, 9))), reverse=True)
         groups = rng.randint(1, 4)
-        bounds = cheapest_groups(lengths, groups)
+        bounds = cheapest_groups(lengths, groups, call_tokens)
         n = len(lengths)
         assert len(bounds) <= groups and bounds[0][0] == 0 and bounds[-1][1] == n
         assert all(a[1] == b[0] for a, b in itertools.pairwise(bounds))
         every_cut = ([0, *cuts, n] for k in range(groups) for cuts in itertools.combinations(range(1, n), k))
-        fewest = min(tokens_of(lengths, list(itertools.pairwise(points))) for points in every_cut)
-        assert tokens_of(lengths, bounds) == fewest
+        assert cost(bounds) == min(cost(list(itertools.pairwise(points))) for points in every_cut)
 
 
 def test_a_thousand_rows_are_cut_at_their_few_distinct_lengths():
@@ -98,3 +103,21 @@ def test_the_columns_come_back_in_their_order_with_the_anchors_masked_tokens(tin
         got = sorted(zip(targets.tolist(), tokens.sum(1).tolist()))
         assert [label for label, _ in got] == [label for label, _ in expected]
         assert [value for _, value in got] == pytest.approx([value for _, value in expected], abs=1e-4)
+
+
+def test_where_a_call_costs_more_than_the_padding_it_saves_the_columns_share_one_call(tiny_model, monkeypatch):
+    """On a GPU each encoder call's launches cost thousands of tokens (``CALL_TOKENS``): with such a cost, the
+    anchors and positives go through the encoder in one call, not one per column, and come back the same."""
+    from st_contrastive.losses import length_groups
+
+    batch = span_collator(tiny_model.tokenizer)(documents(3))
+    anchors, positives = columns(batch)
+    anchors.pop("mlm_labels")
+    tiny_model.eval()
+    monkeypatch.setitem(length_groups.CALL_TOKENS, "cpu", 10**6)
+    widths, handle = encoded_tokens(tiny_model)
+    anchor_embeddings, positive_embeddings = LengthGroups.of([anchors, positives], 4).embed(tiny_model)[0]
+    handle.remove()
+    assert len(widths) == 1
+    for got, column in ((anchor_embeddings, anchors), (positive_embeddings, positives)):
+        torch.testing.assert_close(got, tiny_model(column)["sentence_embedding"], rtol=1e-5, atol=1e-6)
