@@ -36,8 +36,10 @@ TRAINING = {"--max-steps": 2, "--batch-size": 4, "--eval-max-rows": 40}
 DOCUMENTS = {"--max-rows": 8}
 CAPS: dict[str, dict[str, int]] = {
     "declutr": TRAINING | DOCUMENTS | {"--max-span-length": 64, "--mini-batch-size": 2},
-    "declutr-ablation": TRAINING | DOCUMENTS | {"--max-span-length": 64},
+    "declutr-ablation": TRAINING | DOCUMENTS | {"--max-span-length": 64, "--max-seconds": 2},
     "simcse": TRAINING | DOCUMENTS | {"--max-sentences": 64},
+    "tsdae": TRAINING | DOCUMENTS | {"--max-sentences": 64},
+    "ct": TRAINING | DOCUMENTS | {"--max-sentences": 64},
     "supcon": TRAINING | {"--max-rows": 64, "--batch-size": 16, "--mini-batch-size": 8},
     "supcon-sweep": {"--max-steps": 2, "--batch-size": 16, "--max-rows": 64, "--eval-max-rows": 40},
     "chain": {
@@ -103,7 +105,7 @@ CAPS: dict[str, dict[str, int]] = {
     },
 }
 # Options whose cap stands only when the command already gives them (appending them would change what it does).
-ONLY_LOWERED = {"--mini-batch-size", "--max-span-length"}
+ONLY_LOWERED = {"--mini-batch-size", "--max-span-length", "--max-seconds"}
 
 
 @dataclass

@@ -62,6 +62,11 @@ def bad_calls(model):
         (lambda: SpanSampler(min_length=64, max_length=32), "max_length=32: must be at least the shortest span"),
         (lambda: TrainSettings(warmup_ratio=1.0), "warmup_ratio=1.0: must be in [0, 1)"),
         (lambda: TrainSettings(max_steps=-2), "max_steps=-2: must be -1"),
+        (lambda: TrainSettings(max_seconds=-1), "max_seconds=-1: must be at least 0"),
+        (
+            lambda: TrainSettings(max_seconds=60, resume_from_checkpoint="runs/x"),
+            "max_seconds=60: cannot be combined with resume_from_checkpoint",
+        ),
         (lambda: NLIClassifier(8, hidden_size=0), "hidden_size=0: must be at least 1"),
         (lambda: LabelClassifier(0, 2), "embedding_dimension=0: must be at least 1"),
         (lambda: WordEmbeddings(0, 8), "num_words=0: must be at least 1"),

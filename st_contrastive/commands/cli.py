@@ -12,6 +12,7 @@ from st_contrastive.commands import (
     active,
     chain,
     convert,
+    ct,
     declutr,
     declutr_ablation,
     evaluate,
@@ -24,14 +25,20 @@ from st_contrastive.commands import (
     simcse,
     supcon,
     supcon_sweep,
+    tsdae,
 )
 from st_contrastive.commands.input_checks import SettingError
 from st_contrastive.distributed import is_distributed
 
 COMMANDS = {
     "declutr": (declutr.main, "DeCLUTR continued training with evaluation before and after"),
-    "declutr-ablation": (declutr_ablation.main, "DeCLUTR objective ablation at equal steps (Fig. 3)"),
+    "declutr-ablation": (
+        declutr_ablation.main,
+        "DeCLUTR objective ablation (Fig. 3) and ST's unsupervised methods, at equal steps or time",
+    ),
     "simcse": (simcse.main, "unsupervised SimCSE with sentence-transformers' loss (DeCLUTR's control)"),
+    "tsdae": (tsdae.main, "TSDAE with sentence-transformers' denoising auto-encoder loss"),
+    "ct": (ct.main, "Contrastive Tension (in-batch negatives) with sentence-transformers' loss"),
     "supcon": (supcon.main, "supervised contrastive + cross-entropy training on NLI"),
     "chain": (chain.main, "base -> DeCLUTR -> SupCon + CE against each stage alone (beyond the papers)"),
     "supcon-sweep": (supcon_sweep.main, "CE-only vs SupCon + CE over λ and candidates (Tables 2-3)"),
@@ -51,6 +58,8 @@ COMMANDS = {
 DISTRIBUTED_COMMANDS = (
     "declutr",
     "simcse",
+    "tsdae",
+    "ct",
     "supcon",
     "multiview",
     "pretrain-mlm",
@@ -72,7 +81,9 @@ def usage() -> str:
 
 
 # How each command continues after Ctrl-C: the same command line resumed from the run folder, or rerun.
-RESUME_OPTION = {name: "--resume-from-checkpoint" for name in ("declutr", "simcse", "supcon", "multiview")}
+RESUME_OPTION = {
+    name: "--resume-from-checkpoint" for name in ("declutr", "simcse", "tsdae", "ct", "supcon", "multiview")
+}
 RERUN_COMMANDS = ("declutr-ablation", "supcon-sweep", "chain")  # they reuse finished runs and resume the interrupted
 
 

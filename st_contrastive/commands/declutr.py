@@ -128,6 +128,7 @@ class DeCLUTRConfig:
     eval_tasks: list[str] = shared.eval_tasks(["stsb-test"])
     eval_batch_size: int = shared.eval_batch_size()
     eval_max_rows: int | None = shared.eval_max_rows()
+    no_base_eval: bool = shared.no_base_eval()
     matryoshka_dims: list[int] | None = shared.matryoshka_dims()
     matryoshka_weights: list[float] | None = shared.matryoshka_weights()
     output: str | None = shared.output(help="output folder; default runs/<name>")

@@ -1,16 +1,20 @@
-"""DeCLUTR's objective ablation (paper Fig. 3): base vs MLM-only vs contrastive-only vs both, at equal steps,
-with unsupervised SimCSE as a control that runs only sentence-transformers' code.
+"""DeCLUTR's objective ablation (paper Fig. 3): base vs MLM-only vs contrastive-only vs both, at equal steps, and
+sentence-transformers' own unsupervised methods (SimCSE, TSDAE, Contrastive Tension) beside them, at equal steps or
+at equal wall time.
 
     st-contrastive declutr-ablation --model runs/mlm-base --max-steps 300 --eval-steps 50 [any declutr option ...]
     st-contrastive declutr-ablation --variants contrastive-only simcse --temperature 0.1 --output runs/abl-t0.1 ...
+    st-contrastive declutr-ablation --variants declutr simcse tsdae ct --max-seconds 120 --max-steps 2000 ...
 
-Every variant starts from the same base with the same seed, data and step budget; options not listed here are
-`st-contrastive declutr` options and apply to every variant. A rerun reuses a finished variant trained with the same
-settings and resumes an interrupted one; a variant finished with other settings is refused (--overwrite retrains
-every variant). `simcse` trains on sentences cut from the same
-documents, with as many sentences per batch as DeCLUTR has anchors (batch size x anchors), the same τ, learning
-rate, warm-up and steps. Writes <output>/ablation.json, a table, ablation.png and, with --eval-steps, curves.png
-(STS-B dev during training).
+Every variant starts from the same base with the same seed, data and budget; options not listed here are
+`st-contrastive declutr` options and apply to every DeCLUTR variant. A rerun reuses a finished variant trained with
+the same settings and resumes an interrupted one; a variant finished with other settings is refused (--overwrite
+retrains every variant). `simcse`, `tsdae` and `ct` train sentence-transformers' own losses on sentences cut from
+the same documents (`st-contrastive simcse`, `tsdae`, `ct`). At equal steps, `simcse` is DeCLUTR's control: as many
+sentences per batch as DeCLUTR has anchors (batch size x anchors), the same τ, learning rate, warm-up and steps.
+With --max-seconds (equal wall time), `simcse`, `tsdae` and `ct` run at their own published settings (batch, learning
+rate, τ, input length) for the same seconds, --max-steps capping them. Writes <output>/ablation.json (scores, steps,
+seconds, rows seen), a table, ablation.png and, with --eval-steps, curves.png (STS-B dev during training).
 """
 
 from __future__ import annotations
@@ -20,10 +24,12 @@ import json
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from st_contrastive.commands import ct as ct_recipe
 from st_contrastive.commands import declutr as declutr_recipe
 from st_contrastive.commands import options
 from st_contrastive.commands import shared_options as shared
 from st_contrastive.commands import simcse as simcse_recipe
+from st_contrastive.commands import tsdae as tsdae_recipe
 from st_contrastive.commands.declutr import DeCLUTRConfig, train_declutr
 from st_contrastive.commands.declutr import build_parser as declutr_parser
 from st_contrastive.commands.input_checks import SettingChecks
@@ -41,24 +47,43 @@ VARIANTS = {
     "mlm-only": {"contrastive_weight": 0.0},
     "contrastive-only": {"mlm_weight": 0.0},
     "declutr": {},
-    "simcse": None,  # not a DeCLUTR setting: see simcse_config
+    "simcse": None,  # sentence-transformers' own methods, not DeCLUTR settings: see baseline_config
+    "tsdae": None,
+    "ct": None,
 }
+# Each of sentence-transformers' methods: its command's config, its training function, its checks.
+BASELINES = {
+    "simcse": (simcse_recipe.SimCSEConfig, simcse_recipe.train_simcse, simcse_recipe.check_inputs),
+    "tsdae": (tsdae_recipe.TSDAEConfig, tsdae_recipe.train_tsdae, tsdae_recipe.check_inputs),
+    "ct": (ct_recipe.CTConfig, ct_recipe.train_ct, ct_recipe.check_inputs),
+}
+# What a baseline takes from the DeCLUTR settings at its own published settings: the budget and the seed.
+SHARED_TRAINING = ("seed", "max_steps", "max_seconds", "epochs", "eval_steps", "save_steps", "bf16", "overwrite")
 
 
-def simcse_config(base: DeCLUTRConfig, output: Path):
-    """The SimCSE control at the DeCLUTR run's budget: sentences per batch = documents x anchors."""
-    training = replace(base.training, batch_size=base.training.batch_size * base.num_anchors)
-    return simcse_recipe.SimCSEConfig(
+def baseline_config(name: str, base: DeCLUTRConfig, output: Path):
+    """A baseline on the same documents, seed and budget as the DeCLUTR variants. At equal steps SimCSE is DeCLUTR's
+    control at its batch budget (sentences per batch = documents x anchors, DeCLUTR's τ and learning rate); with
+    ``max_seconds`` (equal wall time), and always for TSDAE and CT, a method runs at its own published settings."""
+    config_class = BASELINES[name][0]
+    if name == "simcse" and not base.training.max_seconds:
+        training = replace(base.training, batch_size=base.training.batch_size * base.num_anchors)
+        extra = {"temperature": base.temperature}
+    else:
+        published = config_class().training
+        training = replace(published, **{key: getattr(base.training, key) for key in SHARED_TRAINING})
+        extra = {}
+    return config_class(
         model=base.model,
         dataset=base.dataset,
         text_field=base.text_field,
         max_rows=base.max_rows,
-        temperature=base.temperature,
         output=str(output),
         eval_tasks=base.eval_tasks,
         eval_batch_size=base.eval_batch_size,
         eval_max_rows=base.eval_max_rows,
         training=training,
+        **extra,
     )
 
 
@@ -69,7 +94,9 @@ def variant_configs(base: DeCLUTRConfig, output: Path, names: list[str]) -> dict
     for name in names:
         folder = output / name
         config = (
-            simcse_config(base, folder) if name == "simcse" else replace(base, output=str(folder), **VARIANTS[name])
+            baseline_config(name, base, folder)
+            if name in BASELINES
+            else replace(base, output=str(folder), **VARIANTS[name])
         )
         training = continue_or_restart(config.training, folder, retrain=base.training.overwrite)
         configs[name] = replace(config, training=training)
@@ -101,8 +128,7 @@ def check_ablation(args: argparse.Namespace, overwrite: bool, configs: dict) -> 
                     "add --overwrite to retrain the variants, or choose another --output",
                 )
             continue
-        recipe = simcse_recipe if name == "simcse" else declutr_recipe
-        checks.include(recipe.check_inputs, config)
+        checks.include(BASELINES[name][2] if name in BASELINES else declutr_recipe.check_inputs, config)
     checks.done()
 
 
@@ -157,19 +183,20 @@ def main(argv: list[str] | None = None) -> dict:
         if main_process
         else {}
     }
-    curves, seconds = {}, {}
+    curves, seconds, trained = {}, {}, {}
     for name, config in configs.items():
         if reusable(config) and not base.training.overwrite:
             print(f"{name}: reusing {config.output} (same settings)")
             results = json.loads((Path(config.output) / "results.json").read_text())
-        elif name == "simcse":
-            results = simcse_recipe.train_simcse(config)
+        elif name in BASELINES:
+            results = BASELINES[name][1](config)
         else:
             results = train_declutr(config)
         wait_for_rank_zero()
         if not main_process:
             continue
         scores[name], seconds[name] = results["after"], results["train"]["seconds"]
+        trained[name] = trained_amount(results)
         curves[name] = results.get("eval_curves", {})
         if "stsb-dev" in scores["base (mean pooling)"] and "sts-b-dev" in curves[name]:  # the curve starts at the base
             curves[name]["sts-b-dev"].insert(0, [0, main_score(scores["base (mean pooling)"]["stsb-dev"])])
@@ -188,6 +215,7 @@ def main(argv: list[str] | None = None) -> dict:
                 "declutr_options": declutr_options,
                 "scores": table,
                 "train_seconds": seconds,
+                "trained": trained,
                 "eval_curves": curves,
             },
             indent=2,
@@ -201,6 +229,13 @@ def main(argv: list[str] | None = None) -> dict:
     for name, row in table.items():
         print(f"{name:<22}" + "".join(f"{'-':>12}" if row[c] is None else f"{row[c]:>12.2f}" for c in columns))
     return table
+
+
+def trained_amount(results: dict) -> dict:
+    """Steps, seconds and rows seen (documents for DeCLUTR, sentences for the others) of a finished variant."""
+    train, training = results["train"], results["config"]["training"]
+    rows = train["steps"] * training["batch_size"] * train.get("world_size", 1)
+    return {"steps": train["steps"], "seconds": train["seconds"], "batch_size": training["batch_size"], "rows": rows}
 
 
 def plot(table: dict[str, dict[str, float]], path: Path) -> None:
@@ -217,7 +252,7 @@ def plot(table: dict[str, dict[str, float]], path: Path) -> None:
         ax.bar([t + i * width for t in range(len(tasks))], [row[t] for t in tasks], width, label=name)
     ax.set_xticks([t + width * (len(table) - 1) / 2 for t in range(len(tasks))], tasks)
     ax.set_ylabel("Spearman x 100")
-    ax.set_title("DeCLUTR objective ablation (equal steps)")
+    ax.set_title("DeCLUTR objective ablation")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

@@ -57,6 +57,7 @@ class SimCSEConfig:
     eval_tasks: list[str] = shared.eval_tasks(["stsb-test"])
     eval_batch_size: int = shared.eval_batch_size()
     eval_max_rows: int | None = shared.eval_max_rows()
+    no_base_eval: bool = shared.no_base_eval()
     matryoshka_dims: list[int] | None = shared.matryoshka_dims()
     matryoshka_weights: list[float] | None = shared.matryoshka_weights()
     output: str | None = shared.output(help="output folder; default runs/simcse")
@@ -108,20 +109,11 @@ def train_simcse(config: SimCSEConfig) -> dict:
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
-    from st_contrastive.data import load_corpus
-    from st_contrastive.data.sentences import split_into_sentences
+    from st_contrastive.data.sentences import training_sentences
     from st_contrastive.default_model import default_model
     from st_contrastive.distributed import is_distributed
 
-    steps, batch = config.training.max_steps, config.training.batch_size
-    needed = min(config.max_sentences, steps * batch) if steps > 0 else config.max_sentences
-    documents = load_corpus(config.dataset, config.text_field, limit=config.max_rows)
-    sentences = split_into_sentences(documents, needed, seed=config.training.seed, text_field="text")
-    if len(sentences) < batch:
-        raise ValueError(
-            f"--dataset {config.dataset} gave {len(sentences)} sentences, fewer than one batch "
-            f"({batch}): pass more documents or a smaller --batch-size"
-        )
+    sentences = training_sentences(config, config.training.batch_size)
     logger.info("Training on %d sentences", len(sentences))
     dataset = Dataset.from_dict({"anchor": sentences, "positive": sentences})
     torch.manual_seed(config.training.seed)

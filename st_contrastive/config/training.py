@@ -16,7 +16,8 @@ class TrainSettings:
     """Optimisation settings shared by every method (each command sets its paper's defaults), declared once as the
     commands' ``training`` options.
 
-    ``warmup_ratio`` of the steps warm up linearly, then the learning rate decays linearly to zero.
+    ``warmup_ratio`` of the steps warm up linearly, then the learning rate decays linearly to zero; with
+    ``max_seconds``, of the seconds (:mod:`st_contrastive.training.time_budget`).
     ``save_steps=0`` writes no trainer checkpoints; ``eval_steps=0`` runs no evaluator during training.
     """
 
@@ -28,6 +29,13 @@ class TrainSettings:
     max_grad_norm: float = field(default=1.0, metadata={"help": "gradient clipping norm (model and the loss's heads)"})
     epochs: float = field(default=1.0, metadata={"help": "passes over the data"})
     max_steps: int = field(default=-1, metadata={"help": "stop after this many steps (-1: train for the epochs)"})
+    max_seconds: float = field(
+        default=0.0,
+        metadata={
+            "help": "train for this many seconds, warm-up and decay on the clock (0: by steps); the steps and "
+            "epochs still cap it"
+        },
+    )
     seed: int = field(default=42, metadata={"help": "seed for sampling, masking and initialisation"})
     save_steps: int = field(default=0, metadata={"help": "write a trainer checkpoint every N steps (0: none)"})
     resume_from_checkpoint: str | None = field(
@@ -61,6 +69,14 @@ class TrainSettings:
         )
         if self.max_steps == -1:
             positive("epochs", self.epochs)
+        at_least("max_seconds", self.max_seconds, 0)
+        # The budget is this process's seconds in the training loop: a resumed run would spend them again.
+        require(
+            "max_seconds",
+            self.max_seconds,
+            not (self.max_seconds and self.resume_from_checkpoint),
+            "cannot be combined with resume_from_checkpoint (a resumed run would train the seconds again)",
+        )
         seed("seed", self.seed)
         at_least("save_steps", self.save_steps, 0)
         at_least("eval_steps", self.eval_steps, 0)

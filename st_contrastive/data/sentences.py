@@ -33,3 +33,21 @@ def split_into_sentences(
             break
     rng.shuffle(sentences)
     return sentences[:limit]
+
+
+def training_sentences(config, batch_size: int) -> list[str]:
+    """The sentences a sentence-level baseline (SimCSE, TSDAE, CT) trains on, cut from ``config.dataset`` (its
+    first ``config.max_rows`` documents): as many as its steps need, at most ``config.max_sentences``. Refused in one
+    line when they do not make one batch."""
+    from st_contrastive.data import load_corpus
+
+    steps = config.training.max_steps
+    needed = min(config.max_sentences, steps * batch_size) if steps > 0 else config.max_sentences
+    documents = load_corpus(config.dataset, config.text_field, limit=config.max_rows)
+    sentences = split_into_sentences(documents, needed, seed=config.training.seed, text_field="text")
+    if len(sentences) < batch_size:
+        raise ValueError(
+            f"--dataset {config.dataset} gave {len(sentences)} sentences, fewer than one batch "
+            f"({batch_size}): pass more documents or a smaller --batch-size"
+        )
+    return sentences

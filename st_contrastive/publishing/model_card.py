@@ -39,13 +39,16 @@ class Method:
 
     @property
     def citation(self) -> str:
-        """The method's BibTeX: the loss's own ``citation`` (SimCSE trains with sentence-transformers' MNRL, whose
-        citation is not SimCSE's)."""
+        """The method's BibTeX: the loss's own ``citation``, this package's loss or sentence-transformers' (SimCSE
+        trains with sentence-transformers' MNRL, whose citation is not SimCSE's)."""
         if self.loss == "MultipleNegativesRankingLoss":
             return SIMCSE_CITATION.strip()
+        from sentence_transformers.sentence_transformer import losses as st_losses
+
         from st_contrastive import losses
 
-        return getattr(losses, self.loss).citation.fget(None).strip()  # a constant; no instance needed
+        loss = getattr(losses, self.loss, None) or getattr(st_losses, self.loss)
+        return loss.citation.fget(None).strip()  # a constant; no instance needed
 
 
 METHODS = {
@@ -59,6 +62,16 @@ METHODS = {
         "unsupervised SimCSE",
         "[Gao et al., EMNLP 2021](https://aclanthology.org/2021.emnlp-main.552)",
         "MultipleNegativesRankingLoss",
+    ),
+    "tsdae": Method(
+        "TSDAE (sequential denoising auto-encoder)",
+        "[Wang et al., Findings of EMNLP 2021](https://aclanthology.org/2021.findings-emnlp.59)",
+        "DenoisingAutoEncoderLoss",
+    ),
+    "ct": Method(
+        "Contrastive Tension with in-batch negatives",
+        "[Carlsson et al., ICLR 2021](https://openreview.net/forum?id=Ov_sMNau-PF)",
+        "ContrastiveTensionLossInBatchNegatives",
     ),
     "multiview": Method(
         "multi-view structured encoders (contrasting distinct structured views)",

@@ -16,6 +16,7 @@ from torch import nn
 from st_contrastive.checkpoints import resolve_resume_point
 from st_contrastive.config.training import TrainSettings
 from st_contrastive.training.interrupt import StopOnInterrupt, train_until_done_or_interrupted
+from st_contrastive.training.time_budget import TimeBudget
 from st_contrastive.training.trainer import ContrastiveTrainer
 
 
@@ -75,6 +76,9 @@ def train(
     resume = str(resolve_resume_point(resume, report_torn=True)) if resume else None
     interrupt = StopOnInterrupt(save=checkpoint_on_interrupt)
     trainer.add_callback(interrupt)
+    if settings.max_seconds:
+        trainer.time_budget = TimeBudget(settings.max_seconds, settings.warmup_ratio)
+        trainer.add_callback(trainer.time_budget)
     start = time.perf_counter()
     train_until_done_or_interrupted(trainer, interrupt, resume, settings.output_dir)
     loss_config = loss.get_config_dict() if hasattr(loss, "get_config_dict") else {}

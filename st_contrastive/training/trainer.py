@@ -39,6 +39,16 @@ class ContrastiveTrainer(SentenceTransformerTrainer):
         if check_model is not None:  # e.g. spans longer than the model takes: an error now, not mid-training
             check_model(self.model)
 
+    time_budget = None  # a TimeBudget: the learning rate follows the clock instead of the steps
+
+    def create_scheduler(self, num_training_steps: int, optimizer=None):
+        if self.time_budget is None or self.lr_scheduler is not None:
+            return super().create_scheduler(num_training_steps, optimizer)
+        from torch.optim.lr_scheduler import LambdaLR
+
+        self.lr_scheduler = LambdaLR(optimizer or self.optimizer, self.time_budget.factor)
+        return self.lr_scheduler
+
     def get_eval_dataloader(self, eval_dataset=None):
         """Evaluation batches from the collator's evaluation copy, when it has one (fixed spans and masks)."""
         for_evaluation = getattr(self.data_collator, "for_evaluation", None)

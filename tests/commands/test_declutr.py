@@ -388,3 +388,31 @@ def test_the_command_names_its_option_when_short_documents_stop_it(tmp_path, tin
     assert re.search(r"documents are too short for span sampling; the first is row \d+ with \d+ tokens", message)
     assert "Lower --max-span-length 254, or pass --short-documents skip to drop them" in message
     assert "SpanSampler(" not in message and "short_documents=" not in message
+
+
+def test_sentence_transformers_methods_train_for_the_same_seconds_at_their_own_settings(tmp_path, tiny_mlm_dir):
+    """At equal wall time SimCSE, TSDAE and CT run sentence-transformers' own losses at their published settings,
+    each for --max-seconds (--max-steps caps them); the table says each one's steps, seconds and rows seen."""
+    from st_contrastive.commands.declutr_ablation import main as ablation
+
+    ablation(
+        [
+            *("--model", tiny_mlm_dir, "--output", str(tmp_path / "timed")),
+            *("--eval-tasks", "stsb-dev", "--eval-max-rows", "100"),
+            *("--variants", "contrastive-only", "simcse", "tsdae", "ct"),
+            *("--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "30"),
+            *("--max-seconds", "3", "--max-steps", "100000", "--batch-size", "2"),
+            *("--max-span-length", "32", "--min-span-length", "8"),
+        ]
+    )
+    summary = json.loads((tmp_path / "timed" / "ablation.json").read_text())
+    for name, published in (("simcse", (64, 3e-5)), ("tsdae", (8, 3e-5)), ("ct", (128, 5e-5))):
+        config = json.loads((tmp_path / "timed" / name / "results.json").read_text())["config"]
+        assert (config["training"]["batch_size"], config["training"]["learning_rate"]) == published
+        assert config["training"]["max_seconds"] == 3 and config["training"]["seed"] == 42
+    for name, trained in summary["trained"].items():
+        # The loop stops after the step that crosses 3 s: the seconds are its own plus loading the first batch.
+        assert 3 <= trained["seconds"] < 3 + 10, (name, trained)
+        assert 0 < trained["steps"] < 100000 and trained["rows"] == trained["steps"] * trained["batch_size"]
+    assert summary["scores"]["tsdae"]["stsb-dev"] != summary["scores"]["base (mean pooling)"]["stsb-dev"]
+    assert summary["scores"]["ct"]["stsb-dev"] != summary["scores"]["base (mean pooling)"]["stsb-dev"]

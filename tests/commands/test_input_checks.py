@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-TRAINING_COMMANDS = ("declutr", "simcse", "supcon", "multiview")
+TRAINING_COMMANDS = ("declutr", "simcse", "tsdae", "ct", "supcon", "multiview")
 
 # Rules every training recipe shares (TrainSettings) and the run-folder rules: (args, expected start of the line).
 TRAINING_RULES = [
@@ -29,6 +29,11 @@ TRAINING_RULES = [
     (["--seed", "-1"], "--seed -1: must be an integer in [0, 2**32)"),
     (["--save-steps", "-1"], "--save-steps -1: must be at least 0"),
     (["--eval-steps", "-1"], "--eval-steps -1: must be at least 0"),
+    (["--max-seconds", "-1"], "--max-seconds -1: must be at least 0"),
+    (
+        ["--max-seconds", "60", "--resume-from-checkpoint", "interrupted"],
+        "--max-seconds 60: cannot be combined with resume_from_checkpoint",
+    ),
     (["--eval-tasks", "nope"], "--eval-tasks nope: Unknown task(s) 'nope'"),
     (["--push-to-hub", "no-slash"], "--push-to-hub no-slash: is not a Hub repository id"),
     (["--resume-from-checkpoint", "missing"], "--resume-from-checkpoint missing: no such folder"),
@@ -49,7 +54,7 @@ TRAINING_RULES = [
     ),
 ]
 # The recipes that start from a --model (multi-view builds its encoders from the corpus).
-MODEL_COMMANDS = ("declutr", "simcse", "supcon")
+MODEL_COMMANDS = ("declutr", "simcse", "tsdae", "ct", "supcon")
 MODEL_RULES = [
     (["--model", "empty"], "--model empty: a folder without a model"),
     (["--model", "nobody/not-cached"], "--model nobody/not-cached: not in the local Hugging Face cache"),
@@ -95,6 +100,17 @@ COMMAND_RULES = {
         (["--max-seq-length", "0"], "--max-seq-length 0: must be at least 1"),
         (["--temperature", "0"], "--temperature 0: must be above 0"),
         (["--eval-batch-size", "0"], "--eval-batch-size 0: must be at least 1"),
+    ],
+    "tsdae": [
+        (["--dataset", "missing.jsonl"], "--dataset missing.jsonl: no such file or folder"),
+        (["--max-sentences", "0"], "--max-sentences 0: must be at least 1"),
+        (["--max-seq-length", "0"], "--max-seq-length 0: must be at least 1"),
+        (["--deletion-ratio", "1"], "--deletion-ratio 1: must be at least 0 and below 1"),
+    ],
+    "ct": [
+        (["--dataset", "missing.jsonl"], "--dataset missing.jsonl: no such file or folder"),
+        (["--max-sentences", "0"], "--max-sentences 0: must be at least 1"),
+        (["--max-seq-length", "0"], "--max-seq-length 0: must be at least 1"),
     ],
     "supcon": [
         (["--dataset", "snli-dev+missing.tsv"], "--dataset missing.tsv: no such file or folder"),
@@ -279,6 +295,8 @@ COMMAND_RULES = {
 VALID = {
     "declutr": ["--model", "base", "--output", "out"],
     "simcse": ["--model", "base", "--output", "out"],
+    "tsdae": ["--model", "base", "--output", "out"],
+    "ct": ["--model", "base", "--output", "out"],
     "supcon": ["--model", "base", "--output", "out"],
     "multiview": ["--output", "out"],
     "pretrain-mlm": ["--output", "out"],

@@ -169,6 +169,8 @@ CONFIGS = {
     "declutr": ("DeCLUTRConfig", {}),
     "declutr-ablation": ("AblationConfig", {"model": "m"}),
     "simcse": ("SimCSEConfig", {}),
+    "tsdae": ("TSDAEConfig", {}),
+    "ct": ("CTConfig", {}),
     "supcon": ("SupConNLIConfig", {}),
     "chain": ("ChainConfig", {"model": "m"}),
     "supcon-sweep": ("SweepConfig", {}),
