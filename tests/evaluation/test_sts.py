@@ -59,3 +59,34 @@ def test_sts_spearman_and_st_evaluator_agree(tiny_model):
     assert evaluator.primary_metric == "sts-b-dev_spearman_cosine"
     assert set(metrics) == {"sts-b-dev_pearson_cosine", "sts-b-dev_spearman_cosine"}
     assert metrics["sts-b-dev_spearman_cosine"] == pytest.approx(ours / 100, abs=0.005)
+
+
+def test_sts_spearman_equals_mteb_cosine_spearman(tiny_model):
+    """MTEB (the field's benchmark, the docs' example) scores the same pairs to the same cosine Spearman."""
+    from datasets import Dataset, DatasetDict
+    from mteb import evaluate
+    from mteb.abstasks.sts import AbsTaskSTS
+    from mteb.abstasks.task_metadata import TaskMetadata
+
+    s1, s2, scores = load_sts("stsb", "dev", max_rows=60)
+
+    class SixtyPairs(AbsTaskSTS):
+        min_score, max_score = 0, 5
+        metadata = TaskMetadata(
+            name="SixtyPairs",
+            description="The first 60 STS-B dev pairs.",
+            dataset={"path": "local", "revision": "local"},
+            type="STS",
+            eval_splits=["test"],
+            eval_langs=["eng-Latn"],
+            main_score="cosine_spearman",
+        )
+
+        def load_data(self, **kwargs) -> None:
+            self.dataset = DatasetDict({"test": Dataset.from_dict({"sentence1": s1, "sentence2": s2, "score": scores})})
+            self.data_loaded = True
+
+    (result,) = evaluate(tiny_model, [SixtyPairs()], cache=None, show_progress_bar=False).task_results
+    ours = sts_spearman(tiny_model, s1, s2, scores, batch_size=16)
+    assert 100 * result.get_score() == pytest.approx(ours, abs=1e-3)
+    assert abs(ours) > 1  # a random tiny model, yet not a constant embedding: the comparison has something to agree on
