@@ -85,6 +85,11 @@ def run_name(base: str, arm: str, rate: float, seed: int) -> str:
     return f"{prefix}{arm}-lr{rate:.0e}-seed{seed}"
 
 
+def starting_point(name: str) -> str:
+    """The starting point of a kept name (a run's, or "<base>/base"): its prefix, all-MiniLM-L6-v2's names having none."""
+    return name.rpartition("/")[0] or "minilm"
+
+
 def base_model(base: str) -> str:
     """The starting point's model: the shipped all-MiniLM-L6-v2, or runs/mlm-base (pretrained first when missing,
     by the script that owns it)."""
@@ -104,7 +109,7 @@ def trained(name: str, runs: Path, tasks: list[str], base_eval: bool = True) -> 
     and rows seen; trained first where its folder lacks results.json."""
     import json
 
-    base, _, short = name.rpartition("/")
+    short = name.rpartition("/")[2]
     arm, rate, seed = short.split("-lr")[0], float(short.split("-lr")[1].split("-seed")[0]), int(short.split("seed")[1])
     output = runs / name
     if not (output / "results.json").exists():
@@ -113,7 +118,7 @@ def trained(name: str, runs: Path, tasks: list[str], base_eval: bool = True) -> 
         cli_main(
             [
                 *ARMS[arm][1],
-                *("--model", base_model(base or "minilm")),
+                *("--model", base_model(starting_point(name))),
                 *("--learning-rate", str(rate), "--seed", str(seed), "--max-seconds", str(SECONDS)),
                 *("--eval-tasks", *tasks, "--output", str(output), "--overwrite"),
                 *([] if base_eval else ["--no-base-eval"]),
@@ -183,7 +188,7 @@ def on_test(name: str, runs: Path) -> dict:
     from st_contrastive.evaluation import evaluate_model
 
     if name.endswith("base"):
-        model = SentenceTransformer(base_model(name.removesuffix("base").removesuffix("/") or "minilm"))
+        model = SentenceTransformer(base_model(starting_point(name)))
         scores = evaluate_model(model, TEST_TASKS)
         return {"after": {task: scores[task]["spearman"] for task in TEST_TASKS}}
     row = trained(name, runs, TEST_TASKS, base_eval=False)
@@ -229,9 +234,9 @@ def on_transfer(name: str, runs: Path) -> dict:
     from st_contrastive.evaluation import evaluate_model
 
     if name.endswith("base"):
-        path = base_model(name.removesuffix("base").removesuffix("/") or "minilm")
+        path = base_model(starting_point(name))
     else:
-        test_runs(runs, name.rpartition("/")[0] or "minilm")  # trained and scored on the test sets first
+        test_runs(runs, starting_point(name))  # trained and scored on the test sets first
         path = str(runs / name)
     scores = evaluate_model(SentenceTransformer(path), list(TRANSFER), max_rows=TRANSFER_ROWS)
     return {task: scores[task]["accuracy"] for task in TRANSFER}
