@@ -126,6 +126,30 @@ BENCHMARKS = [
         ("--n-process", "2"),
     ),
     Benchmark(
+        "supcon_length_groups",
+        "SupConLoss step / BatchAllTripletLoss step (same SST-2 batch)",
+        "≤ 1",
+        lambda r: r["supcon_grouped_over_batch_all_triplet"],
+        lambda r: (
+            f"{r['supcon']['batch_size']} sentences, padding {percent(r['supcon']['padding_share'])} of a padded "
+            f"pass's tokens; length groups / one padded pass ×{r['supcon_grouped_over_padded']:.2f}, peak "
+            f"{r['supcon']['grouped']['peak_mib']:.0f} against {r['supcon']['padded']['peak_mib']:.0f} MiB"
+        ),
+        quick=("--repeats", "3"),
+    ),
+    Benchmark(
+        "supcon_length_groups",
+        "SCALeLoss step: length groups / one padded pass per view",
+        "< 1",
+        lambda r: r["scale_grouped_over_padded"],
+        lambda r: (
+            f"{r['scale']['batch_size']} sentences × 2 views, padding {percent(r['scale']['padding_share'])}; one "
+            f"more encoder call costs {r['call']['call_tokens']:.0f} tokens' work ({r['call']['call_seconds'] * 1000:.0f}"
+            " ms)"
+        ),
+        quick=("--repeats", "3"),
+    ),
+    Benchmark(
         "supcon_vs_pml",
         "SupConLoss / pytorch-metric-learning SupConLoss",
         "≤ 1",

@@ -190,6 +190,15 @@ def fake_hub(monkeypatch) -> dict:
 
 
 @pytest.fixture()
+def every_cut(monkeypatch):
+    """Length groups cut wherever padding is saved, whatever an encoder call costs on this device
+    (``length_groups.CALL_TOKENS``): a test of the grouped path then runs it even on a tiny batch."""
+    from st_contrastive.losses import length_groups
+
+    monkeypatch.setitem(length_groups.CALL_TOKENS, "cpu", 0)
+
+
+@pytest.fixture()
 def host_reads(monkeypatch):
     """``reads(encoder)``: a context in which the package's code records each read of a tensor's value on the host
     (``int()``, ``float()``, ``bool()``, ``.item()``, ``.tolist()``), as ``"NAME in FILE:LINE"``. On a GPU each such

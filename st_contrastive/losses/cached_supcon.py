@@ -94,7 +94,9 @@ class CachedSupConLoss(CachedLossMixin, SupConLoss):
         return _backward_if(loss, with_backward)
 
     def get_config_dict(self) -> dict[str, Any]:
-        return super().get_config_dict() | {"mini_batch_size": self.mini_batch_size}
+        config = super().get_config_dict() | {"mini_batch_size": self.mini_batch_size}
+        del config["length_groups"]  # its mini-batches are its groups
+        return config
 
 
 class CachedNLISupConLoss(CachedLossMixin, NLISupConLoss):

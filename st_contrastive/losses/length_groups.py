@@ -7,8 +7,9 @@ slicing, computes almost none of it; the embeddings go back to the column's orde
 cached losses sort their mini-batches the same way (:func:`by_length`).
 
 Each group is one more call of the encoder, and on a GPU a call's kernel launches cost as much as thousands of
-tokens of its work: a small model in bf16 is bound by them. So a group is cut only where the padding it saves
-outweighs that (:data:`CALL_TOKENS`); on a CPU a call costs next to nothing beside its tokens.
+tokens of its work: a small model in bf16 is bound by them. On a CPU a call's backward pass costs the work of some
+dozens of tokens beside its own (each call adds a gradient of every weight, the word embeddings' included). So a
+group is cut only where the padding it saves outweighs that (:data:`CALL_TOKENS`).
 """
 
 from __future__ import annotations
@@ -43,9 +44,9 @@ def by_length(
 
 
 # What one more encoder call costs, in tokens of the encoder's work, by device type: on a GPU a call's kernel launches
-# take about as long as this many tokens (H200, MiniLM- and BERT-base-sized encoders in bf16: docs/benchmarks.md);
-# elsewhere nothing worth counting.
-CALL_TOKENS = {"cuda": 4096}
+# take about as long as this many tokens (H200, MiniLM- and BERT-base-sized encoders in bf16), on a CPU a call's
+# backward pass about as long as this many (all-MiniLM-L6-v2, 2 cores; both measured in docs/benchmarks.md).
+CALL_TOKENS = {"cuda": 4096, "cpu": 64}
 
 
 def cheapest_groups(lengths: Sequence[int], groups: int, call_tokens: int = 0) -> list[tuple[int, int]]:

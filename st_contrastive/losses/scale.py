@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
+from contextlib import nullcontext
 from typing import Any
 
 import torch
@@ -11,6 +12,7 @@ import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
+from st_contrastive.arguments import at_least
 from st_contrastive.config.objectives import SCALeObjective
 from st_contrastive.losses.contrastive_core import (
     Similarity,
@@ -19,7 +21,8 @@ from st_contrastive.losses.contrastive_core import (
     similarity_matrix,
     supcon,
 )
-from st_contrastive.losses.loss_components import LossComponents, reduced_by_a_modifier, same_for_every_layer
+from st_contrastive.losses.length_groups import LengthGroups
+from st_contrastive.losses.loss_components import LossComponents, once_per_batch, reduced_by_a_modifier
 from st_contrastive.models.dropout import dropout_rate
 from st_contrastive.models.heads.label_classifier import LabelClassifier
 
@@ -37,6 +40,7 @@ class SCALeLoss(nn.Module):
         dropout_rates: Sequence[float] = SCALeObjective.dropout_rates,
         similarity: Similarity = SCALeObjective.similarity,
         gather_across_devices: bool = False,
+        length_groups: int = 4,
     ) -> None:
         """Cross-entropy of a label classifier plus supervised contrastive loss, on several dropout views of each
         sentence (SCALe, after SupCL-Seq).
@@ -60,6 +64,10 @@ class SCALeLoss(nn.Module):
             gather_across_devices (bool): Score local views against the views of every rank; both terms weight
                 each rank's mean by its share of the rows, so DDP trains the mean over the global batch. Defaults
                 to False.
+            length_groups (int): Embed each view's sentences in at most this many groups of similar length, each
+                padded only to its own longest sentence (:mod:`~st_contrastive.losses.length_groups`): the same
+                loss and gradients without most of the padding (dropout draws its masks group by group). 1: one
+                padded pass per view. Defaults to 4.
 
         References:
             - Chauhan, Rai, Jain and Raut, SCALe: Supervised Contrastive approach for Active Learning
@@ -112,6 +120,7 @@ class SCALeLoss(nn.Module):
         """
         super().__init__()
         SCALeObjective(supcon_weight, temperature, tuple(dropout_rates), similarity)  # refuses a bad argument
+        at_least("length_groups", length_groups, 1)
         if classifier is None:
             if num_labels is None:
                 raise ValueError("pass a classifier or num_labels (the number of classes)")
@@ -124,18 +133,23 @@ class SCALeLoss(nn.Module):
         self.dropout_rates = tuple(dropout_rates)
         self.similarity = similarity
         self.gather_across_devices = gather_across_devices
+        self.length_groups = length_groups
 
     def views(self, features: dict[str, torch.Tensor]) -> list[torch.Tensor]:
         """The sentence embeddings of ``features`` once per dropout rate (once in evaluation or for CE only)."""
-        if self.supcon_weight == 0:
-            return [self.model(features)["sentence_embedding"]]
-        rates = self.dropout_rates if self.model.training else self.dropout_rates[:1]
-        # A copy per view: the model writes its outputs into the dict it reads (and AdaptiveLayerLoss each layer's).
-        copies = same_for_every_layer(self, [features], lambda: [dict(features) for _ in rates])
+        # None: the encoder's own dropout (CE only)
+        rates = (
+            [None] if self.supcon_weight == 0 else self.dropout_rates if self.model.training else self.dropout_rates[:1]
+        )
+        # Each view's length groups, made once per batch: the model writes its outputs into the dicts it reads (and
+        # AdaptiveLayerLoss each layer's, which it reads back at the loss's next call).
+        groups = once_per_batch(
+            self, [features], lambda: [LengthGroups.of([features], self.length_groups) for _ in rates]
+        )
         views = []
-        for rate, copy in zip(rates, copies):
-            with dropout_rate(self.model, rate):
-                views.append(self.model(copy)["sentence_embedding"])
+        for rate, view in zip(rates, groups):
+            with nullcontext() if rate is None else dropout_rate(self.model, rate):
+                views.append(view.embed(self.model)[0][0])
         return views
 
     def forward(
@@ -181,6 +195,7 @@ class SCALeLoss(nn.Module):
             "dropout_rates": list(self.dropout_rates),
             "similarity": self.similarity,
             "gather_across_devices": self.gather_across_devices,
+            "length_groups": self.length_groups,
         }
 
     @property

@@ -10,8 +10,11 @@ import torch
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
+from st_contrastive.arguments import at_least
 from st_contrastive.config.objectives import SupConObjective
 from st_contrastive.losses.contrastive_core import Similarity, gather_candidates, similarity_matrix, supcon
+from st_contrastive.losses.length_groups import LengthGroups
+from st_contrastive.losses.loss_components import once_per_batch
 
 logger = logging.getLogger(__name__)
 
@@ -23,6 +26,7 @@ class SupConLoss(nn.Module):
         temperature: float = SupConObjective.temperature,
         similarity: Similarity = SupConObjective.similarity,
         gather_across_devices: bool = False,
+        length_groups: int = 4,
     ) -> None:
         """Supervised contrastive loss: sentences with the same label are positives of each other.
 
@@ -39,6 +43,10 @@ class SupConLoss(nn.Module):
             gather_across_devices (bool): Score local anchors against the sentences of every rank (negatives grow
                 with the number of devices); each rank's mean is weighted by its share of the anchors that have a
                 positive, so DDP trains the mean over the global batch. Defaults to False.
+            length_groups (int): Embed the batch's text columns together in at most this many groups of similar
+                length, each padded only to its own longest sentence (:mod:`~st_contrastive.losses.length_groups`):
+                the same loss and gradients without most of the padding. 1: one padded pass per column. Defaults
+                to 4.
 
         References:
             - Khosla et al., Supervised Contrastive Learning, NeurIPS 2020: https://arxiv.org/abs/2004.11362
@@ -81,15 +89,19 @@ class SupConLoss(nn.Module):
         """
         super().__init__()
         SupConObjective(temperature, similarity)  # refuses a bad argument, naming it
+        at_least("length_groups", length_groups, 1)
         self.model = model
         self.temperature = temperature
         self.similarity = similarity
         self.gather_across_devices = gather_across_devices
+        self.length_groups = length_groups
 
     def forward(self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor) -> torch.Tensor:
         sentence_features = list(sentence_features)
         self.warn_without_positives(labels, len(sentence_features))
-        embeddings = torch.cat([self.model(features)["sentence_embedding"] for features in sentence_features])
+        # made once per batch: AdaptiveLayerLoss reads each layer's outputs back from the dicts the model received
+        groups = once_per_batch(self, sentence_features, lambda: LengthGroups.of(sentence_features, self.length_groups))
+        embeddings = torch.cat(groups.embed(self.model)[0])
         labels = labels.repeat(len(embeddings) // len(labels))  # several text columns share the row's label
         return self.compute_loss(embeddings, labels)
 
@@ -118,6 +130,7 @@ class SupConLoss(nn.Module):
             "temperature": self.temperature,
             "similarity": self.similarity,
             "gather_across_devices": self.gather_across_devices,
+            "length_groups": self.length_groups,
         }
 
     @property

@@ -57,7 +57,7 @@ def encoded_tokens(model):
 
 
 @pytest.mark.parametrize("mlm_weight", [1.0, 0.0])
-def test_the_loss_and_its_gradients_equal_one_padded_pass_with_fewer_tokens(tiny_model, mlm_weight):
+def test_the_loss_and_its_gradients_equal_one_padded_pass_with_fewer_tokens(tiny_model, every_cut, mlm_weight):
     tiny_model.eval()  # no dropout: both passes see the same network
     batch = span_collator(tiny_model.tokenizer)(documents(4))
     results = {}
@@ -84,7 +84,7 @@ def test_the_loss_and_its_gradients_equal_one_padded_pass_with_fewer_tokens(tiny
     assert grouped_tokens < 0.9 * padded_tokens
 
 
-def test_the_columns_come_back_in_their_order_with_the_anchors_masked_tokens(tiny_model):
+def test_the_columns_come_back_in_their_order_with_the_anchors_masked_tokens(tiny_model, every_cut):
     batch = span_collator(tiny_model.tokenizer)(documents(3))
     anchors, positives = columns(batch)
     labels = anchors.pop("mlm_labels")

@@ -79,7 +79,7 @@ def test_lambda_zero_equals_softmax_loss(tiny_model):
     assert out["cross_entropy"].item() == pytest.approx(expected.item(), abs=1e-6)
 
 
-def test_length_groups_give_the_loss_and_gradients_of_one_padded_pass(tiny_model):
+def test_length_groups_give_the_loss_and_gradients_of_one_padded_pass(tiny_model, every_cut):
     tiny_model.eval()  # no dropout: both passes see the same network
     rows = ROWS + [("A woman in a red coat waits for the late bus at the corner .", "A person waits .", 0)]
     labels = torch.tensor([r[2] for r in rows])

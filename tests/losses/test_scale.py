@@ -42,7 +42,9 @@ def test_dropout_rate_sets_every_layer_and_restores_them_also_on_error(tiny_mode
 
 def test_supcon_term_equals_pml_over_the_views_and_ce_is_their_mean(tiny_model):
     tiny_model.train()
-    loss = SCALeLoss(tiny_model, num_labels=3, supcon_weight=0.5, temperature=0.3, dropout_rates=(0.0, 0.2, 0.4))
+    loss = SCALeLoss(
+        tiny_model, num_labels=3, supcon_weight=0.5, temperature=0.3, dropout_rates=(0.0, 0.2, 0.4), length_groups=1
+    )  # one pass per view draws its dropout masks as the reference below does
     features = tiny_model.tokenize(TEXTS)
     torch.manual_seed(7)
     out = loss([features], LABELS)
@@ -85,6 +87,38 @@ def test_ce_only_encodes_once_with_the_encoders_own_dropout(tiny_model):
         loss([features], torch.tensor([0, 3, 0, 1, 2, 2]))
     with pytest.raises(ValueError, match="num_labels"):
         SCALeLoss(tiny_model)
+
+
+def test_length_groups_give_the_loss_and_gradients_of_one_padded_pass(tiny_model, every_cut):
+    """Each view's sentences grouped by length, each group padded to its own longest: the loss and gradients of one
+    padded pass per view (views at rate 0.0, so both passes see the same network)."""
+    from st_contrastive.losses.length_groups import LengthGroups
+
+    tiny_model.train()
+    texts = [*TEXTS, "Which lighthouse on the northern coast of the island was the last one built of wood ?"]
+    labels = torch.tensor([0, 1, 0, 1, 2, 2, 0])
+    assert len(LengthGroups.of([tiny_model.tokenize(texts)], 4).groups) > 1  # the grouped path really runs
+    results = {}
+    for groups in (1, 4):
+        torch.manual_seed(0)  # the same new head
+        loss = SCALeLoss(tiny_model, num_labels=3, supcon_weight=0.5, dropout_rates=(0.0, 0.0), length_groups=groups)
+        tiny_model.zero_grad()
+        out = loss([tiny_model.tokenize(texts)], labels)
+        sum(out.values()).backward()
+        results[groups] = (
+            {k: v.detach() for k, v in out.items()},
+            {name: p.grad.clone() for name, p in loss.named_parameters() if p.grad is not None},
+        )
+    (padded, padded_grads), (grouped, grouped_grads) = results[1], results[4]
+    assert set(padded) == {"cross_entropy", "supcon"}
+    for name in padded:
+        torch.testing.assert_close(grouped[name], padded[name], rtol=1e-5, atol=1e-6)
+    assert padded_grads.keys() == grouped_grads.keys()
+    for name in padded_grads:  # sums over the tokens in another order: float noise, relative to the largest entry
+        atol = max(1e-4 * padded_grads[name].abs().max().item(), 1e-6)
+        torch.testing.assert_close(grouped_grads[name], padded_grads[name], rtol=1e-4, atol=atol, msg=name)
+    with pytest.raises(ValueError, match="length_groups"):
+        SCALeLoss(tiny_model, num_labels=3, length_groups=0)
 
 
 def test_balanced_batches_keep_every_example_and_singleton_classes():

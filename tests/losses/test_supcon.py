@@ -52,6 +52,29 @@ def test_a_step_reads_nothing_back_once_the_encoder_runs_and_warns_of_a_batch_wi
     assert "shares its label" not in caplog.text
 
 
+def test_length_groups_give_the_loss_and_gradients_of_one_padded_pass_per_column(tiny_model, every_cut):
+    tiny_model.eval()  # no dropout: both passes see the same network
+    short = ["a dog runs", "a cat sleeps", "stocks fell", "markets drop"]
+    long = ["the dog in the park runs after a red ball all afternoon", "a cat", "shares fell", "the markets dropped"]
+    labels = torch.tensor([0, 1, 2, 2])
+    results = {}
+    for groups in (1, 4):
+        loss = SupConLoss(tiny_model, temperature=0.3, length_groups=groups)
+        tiny_model.zero_grad()
+        out = loss([tiny_model.tokenize(short), tiny_model.tokenize(long)], labels)
+        out.backward()
+        grads = {name: p.grad.clone() for name, p in tiny_model.named_parameters() if p.grad is not None}
+        results[groups] = out.detach(), grads
+    (padded, padded_grads), (grouped, grouped_grads) = results[1], results[4]
+    torch.testing.assert_close(grouped, padded, rtol=1e-5, atol=1e-6)
+    assert padded_grads.keys() == grouped_grads.keys()
+    for name in padded_grads:  # sums over the tokens in another order: float noise, relative to the largest entry
+        atol = max(1e-4 * padded_grads[name].abs().max().item(), 1e-6)
+        torch.testing.assert_close(grouped_grads[name], padded_grads[name], rtol=1e-4, atol=atol, msg=name)
+    with pytest.raises(ValueError, match="length_groups"):
+        SupConLoss(tiny_model, length_groups=0)
+
+
 def test_hand_computed_case():
     # Two anchors; anchor 0 has positive 1 among candidates {1, 2}; anchor 1 has none and drops out.
     sims = torch.tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 0.5]])
