@@ -175,6 +175,19 @@ def dev_rows(dataset: str, arms: dict[str, str]) -> tuple[Row, ...]:
     return tuple(Row((dataset, name), f"al-dev-{dataset}-{arm}") for arm, name in arms.items())
 
 
+def kmeans_table(run: str, datasets: tuple[str, ...], extras: tuple[str, ...]) -> Table:
+    """The k-means arms of the runs ``run.format(dataset)``: SCALe, SetFit on its rows, the floor."""
+    return Table(
+        ("dataset", "arm"),
+        tuple(
+            Row((DATASETS[dataset], name), run.format(dataset), arm)
+            for dataset in datasets
+            for arm, name in KMEANS_ARMS.items()
+        ),
+        extras,
+    )
+
+
 PAPER = {"cold": "from the base, 3 epochs, 5 views", "warm": "warm start, 3 epochs, 5 views"}
 CHOSEN_ROW = "warm start, 10 epochs, 2 views"
 KMEANS_ARMS = {
@@ -256,24 +269,8 @@ LAYOUTS: dict[str, Table] = {
         ),
         (MEAN, "training s / round", "steps / round"),
     ),
-    "test-kmeans": Table(
-        ("dataset", "arm"),
-        tuple(
-            Row((DATASETS[dataset], name), f"al-{dataset}-kmeans", arm)
-            for dataset in DATASETS
-            for arm, name in KMEANS_ARMS.items()
-        ),
-        ("training s / round",),
-    ),
-    "test-step-floor": Table(
-        ("dataset", "arm"),
-        tuple(
-            Row((DATASETS[dataset], name), f"al-{dataset}-kmeans-min50", arm)
-            for dataset in STEP_FLOOR_READ
-            for arm, name in KMEANS_ARMS.items()
-        ),
-        ("training s / round", "steps / round"),
-    ),
+    "test-kmeans": kmeans_table("al-{}-kmeans", tuple(DATASETS), ("training s / round",)),
+    "test-step-floor": kmeans_table("al-{}-kmeans-min50", STEP_FLOOR_READ, ("training s / round", "steps / round")),
     "dev-warm-start": Table(
         ("dataset", "rounds start from"),
         tuple(
