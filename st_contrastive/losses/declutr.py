@@ -11,10 +11,9 @@ import torch
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
-from st_contrastive.arguments import at_least
 from st_contrastive.config.objectives import DeCLUTRObjective
 from st_contrastive.losses.contrastive_core import global_mean_factor
-from st_contrastive.losses.length_groups import LengthGroups
+from st_contrastive.losses.length_groups import LengthGroups, checked_groups
 from st_contrastive.losses.loss_components import LossComponents, once_per_batch, reduced_by_a_modifier
 from st_contrastive.losses.nt_xent import nt_xent
 from st_contrastive.models.heads.masked_lm_head import MaskedLMHead
@@ -112,8 +111,7 @@ class DeCLUTRLoss(nn.Module):
         """
         super().__init__()
         DeCLUTRObjective(temperature, contrastive_weight, mlm_weight)  # refuses a bad argument, naming it
-        at_least("length_groups", length_groups, 1)
-        self.length_groups = length_groups
+        self.length_groups = checked_groups(length_groups)
         self.model = model
         self.temperature = temperature
         self.contrastive_weight = contrastive_weight

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from st_contrastive.arguments import at_least
 from st_contrastive.models.masking import IGNORE_INDEX
 from st_contrastive.st_internals import create_minibatch
 
@@ -47,6 +48,12 @@ def by_length(
 # take about as long as this many tokens (H200, MiniLM- and BERT-base-sized encoders in bf16), on a CPU a call's
 # backward pass about as long as this many (all-MiniLM-L6-v2, 2 cores; both measured in docs/benchmarks.md).
 CALL_TOKENS = {"cuda": 4096, "cpu": 64}
+
+
+def checked_groups(length_groups: int) -> int:
+    """A loss's ``length_groups``, the rule every grouping loss shares: at least 1 (one padded pass per column)."""
+    at_least("length_groups", length_groups, 1)
+    return length_groups
 
 
 def cheapest_groups(lengths: Sequence[int], groups: int, call_tokens: int = 0) -> list[tuple[int, int]]:

@@ -14,7 +14,6 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.modules import Normalize
 from torch import nn
 
-from st_contrastive.arguments import at_least
 from st_contrastive.arguments import seed as seed_rule
 from st_contrastive.config.objectives import NLISupConObjective
 from st_contrastive.losses.contrastive_core import (
@@ -24,7 +23,7 @@ from st_contrastive.losses.contrastive_core import (
     similarity_matrix,
     supcon,
 )
-from st_contrastive.losses.length_groups import LengthGroups
+from st_contrastive.losses.length_groups import LengthGroups, checked_groups
 from st_contrastive.losses.loss_components import LossComponents, at_an_earlier_layer, once_per_batch
 from st_contrastive.models.heads.nli_classifier import NLIClassifier
 
@@ -146,8 +145,7 @@ class NLISupConLoss(nn.Module):
         self.entailment_label = entailment_label
         self.gather_across_devices = gather_across_devices
         self.seed = seed
-        at_least("length_groups", length_groups, 1)
-        self.length_groups = length_groups
+        self.length_groups = checked_groups(length_groups)
         if isinstance(model[-1], Normalize):
             # Unit-norm (u, v, |u−v|) features start the head's logits near zero; CE then reshapes the whole space
             # (docs/supcon.md measures it on all-MiniLM-L6-v2 with and without its Normalize).

@@ -12,7 +12,6 @@ import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
-from st_contrastive.arguments import at_least
 from st_contrastive.config.objectives import SCALeObjective
 from st_contrastive.losses.contrastive_core import (
     Similarity,
@@ -21,7 +20,7 @@ from st_contrastive.losses.contrastive_core import (
     similarity_matrix,
     supcon,
 )
-from st_contrastive.losses.length_groups import LengthGroups
+from st_contrastive.losses.length_groups import LengthGroups, checked_groups
 from st_contrastive.losses.loss_components import LossComponents, once_per_batch, reduced_by_a_modifier
 from st_contrastive.models.dropout import dropout_rate
 from st_contrastive.models.heads.label_classifier import LabelClassifier
@@ -120,7 +119,6 @@ class SCALeLoss(nn.Module):
         """
         super().__init__()
         SCALeObjective(supcon_weight, temperature, tuple(dropout_rates), similarity)  # refuses a bad argument
-        at_least("length_groups", length_groups, 1)
         if classifier is None:
             if num_labels is None:
                 raise ValueError("pass a classifier or num_labels (the number of classes)")
@@ -133,7 +131,7 @@ class SCALeLoss(nn.Module):
         self.dropout_rates = tuple(dropout_rates)
         self.similarity = similarity
         self.gather_across_devices = gather_across_devices
-        self.length_groups = length_groups
+        self.length_groups = checked_groups(length_groups)
 
     def views(self, features: dict[str, torch.Tensor]) -> list[torch.Tensor]:
         """The sentence embeddings of ``features`` once per dropout rate (once in evaluation or for CE only)."""

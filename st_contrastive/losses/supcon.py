@@ -10,10 +10,9 @@ import torch
 from sentence_transformers import SentenceTransformer
 from torch import nn
 
-from st_contrastive.arguments import at_least
 from st_contrastive.config.objectives import SupConObjective
 from st_contrastive.losses.contrastive_core import Similarity, gather_candidates, similarity_matrix, supcon
-from st_contrastive.losses.length_groups import LengthGroups
+from st_contrastive.losses.length_groups import LengthGroups, checked_groups
 from st_contrastive.losses.loss_components import once_per_batch
 
 logger = logging.getLogger(__name__)
@@ -89,12 +88,11 @@ class SupConLoss(nn.Module):
         """
         super().__init__()
         SupConObjective(temperature, similarity)  # refuses a bad argument, naming it
-        at_least("length_groups", length_groups, 1)
         self.model = model
         self.temperature = temperature
         self.similarity = similarity
         self.gather_across_devices = gather_across_devices
-        self.length_groups = length_groups
+        self.length_groups = checked_groups(length_groups)
 
     def forward(self, sentence_features: Iterable[dict[str, torch.Tensor]], labels: torch.Tensor) -> torch.Tensor:
         sentence_features = list(sentence_features)
