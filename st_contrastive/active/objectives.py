@@ -127,9 +127,10 @@ def train_round(
     if objective == "siamese":
         return _siamese(encoder, texts, labels, label_names, training, settings, seed)
     head = Path(warm_from or "", "classifier")
+    # A head fitted to the last round's rows, to a loss of ~0, is overconfident where the new rows begin (--new-head).
     classifier = (
         LabelClassifier.load(str(head))
-        if warm_from and head.is_dir()
+        if warm_from and head.is_dir() and not training.new_head
         else LabelClassifier(encoder.get_embedding_dimension(), label_names)
     )
     loss = SCALeLoss(

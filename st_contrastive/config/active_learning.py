@@ -48,6 +48,13 @@ class RoundTraining:
             "paper does (supcon-ce, ce)"
         ),
     )
+    new_head: bool = field(
+        default=False,
+        metadata=_help(
+            "start each round's softmax head anew; with --warm-start the encoder still continues from the last round "
+            "(supcon-ce, ce)"
+        ),
+    )
     max_seq_length: int = field(default=128, metadata=_help("tokens per text"))
 
     def __post_init__(self) -> None:

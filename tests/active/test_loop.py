@@ -790,6 +790,34 @@ def test_each_round_continues_from_the_last_rounds_model_unless_told_to_start_fr
         assert [r["started_from"] for r in ArmState.load(arm).rounds] == ["base", "base", "base"]
 
 
+@pytest.mark.parametrize("new_head", [False, True], ids=["the last round's head (default)", "--new-head"])
+def test_a_warm_started_round_keeps_the_last_rounds_head_unless_told_to_start_it_anew(
+    base_model, tmp_path, monkeypatch, new_head
+):
+    from st_contrastive.active import objectives
+    from st_contrastive.models.heads.label_classifier import LabelClassifier
+
+    loads = []
+
+    class Spy(LabelClassifier):
+        @classmethod
+        def load(cls, path):
+            loads.append(path)
+            return LabelClassifier.load(path)
+
+    training = RoundTraining(epochs=1, min_steps=1, batch_size=4, new_head=new_head)
+    texts, labels, names = ["a dog runs", "stocks fell", "a cat sleeps", "markets drop"], [0, 1, 0, 1], ["x", "y"]
+    objectives.train_round("supcon-ce", base_model, texts, labels, names, training, tmp_path / "c0", 0).save(
+        tmp_path / "round0"
+    )
+    monkeypatch.setattr(objectives, "LabelClassifier", Spy)
+    model = objectives.train_round(
+        "supcon-ce", base_model, texts, labels, names, training, tmp_path / "c1", 1, warm_from=tmp_path / "round0"
+    )
+    assert loads == ([] if new_head else [str(tmp_path / "round0" / "classifier")])
+    assert model.classifier.labels == names
+
+
 def test_the_default_is_warm_start_and_a_run_folder_keeps_what_it_recorded():
     assert RoundTraining().warm_start and ActiveLearningConfig().training.warm_start
     saved = ActiveLearningConfig(training=RoundTraining(warm_start=False)).to_json()
