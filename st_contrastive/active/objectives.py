@@ -127,10 +127,11 @@ def train_round(
     if objective == "siamese":
         return _siamese(encoder, texts, labels, label_names, training, settings, seed)
     head = Path(warm_from or "", "classifier")
-    # A head fitted to the last round's rows, to a loss of ~0, is overconfident where the new rows begin (--new-head).
+    # A head fitted to the last round's rows, to a loss of ~0, is overconfident where the new rows begin (--new-head);
+    # a logistic-regression head gives classes it never saw a bias of -1e4, which no softmax step undoes.
     classifier = (
         LabelClassifier.load(str(head))
-        if warm_from and head.is_dir() and not training.new_head
+        if warm_from and head.is_dir() and not (training.new_head or training.refit_head)
         else LabelClassifier(encoder.get_embedding_dimension(), label_names)
     )
     loss = SCALeLoss(
@@ -148,6 +149,10 @@ def train_round(
         batch_sampler=ClassBalancedBatchSampler,
     )
     encoder.eval()
+    if training.refit_head:
+        model = with_logistic_regression(encoder, texts, labels, label_names)
+        model.steps, model.optimisation_seconds = result.steps, result.seconds
+        return model
     return RoundModel(encoder, loss.classifier.eval(), steps=result.steps, optimisation_seconds=result.seconds)
 
 

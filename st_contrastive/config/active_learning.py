@@ -55,6 +55,13 @@ class RoundTraining:
             "(supcon-ce, ce)"
         ),
     )
+    refit_head: bool = field(
+        default=False,
+        metadata=_help(
+            "after each round, replace the softmax head by logistic regression on the trained encoder's embeddings of "
+            "the labelled rows, as SetFit predicts; the next round starts a new softmax head (supcon-ce, ce)"
+        ),
+    )
     max_seq_length: int = field(default=128, metadata=_help("tokens per text"))
 
     def __post_init__(self) -> None:

@@ -790,9 +790,13 @@ def test_each_round_continues_from_the_last_rounds_model_unless_told_to_start_fr
         assert [r["started_from"] for r in ArmState.load(arm).rounds] == ["base", "base", "base"]
 
 
-@pytest.mark.parametrize("new_head", [False, True], ids=["the last round's head (default)", "--new-head"])
+@pytest.mark.parametrize(
+    "head",
+    [{}, {"new_head": True}, {"refit_head": True}],
+    ids=["the last round's head (default)", "--new-head", "--refit-head"],
+)
 def test_a_warm_started_round_keeps_the_last_rounds_head_unless_told_to_start_it_anew(
-    base_model, tmp_path, monkeypatch, new_head
+    base_model, tmp_path, monkeypatch, head
 ):
     from st_contrastive.active import objectives
     from st_contrastive.models.heads.label_classifier import LabelClassifier
@@ -805,7 +809,7 @@ def test_a_warm_started_round_keeps_the_last_rounds_head_unless_told_to_start_it
             loads.append(path)
             return LabelClassifier.load(path)
 
-    training = RoundTraining(epochs=1, min_steps=1, batch_size=4, new_head=new_head)
+    training = RoundTraining(epochs=1, min_steps=1, batch_size=4, **head)
     texts, labels, names = ["a dog runs", "stocks fell", "a cat sleeps", "markets drop"], [0, 1, 0, 1], ["x", "y"]
     objectives.train_round("supcon-ce", base_model, texts, labels, names, training, tmp_path / "c0", 0).save(
         tmp_path / "round0"
@@ -814,8 +818,23 @@ def test_a_warm_started_round_keeps_the_last_rounds_head_unless_told_to_start_it
     model = objectives.train_round(
         "supcon-ce", base_model, texts, labels, names, training, tmp_path / "c1", 1, warm_from=tmp_path / "round0"
     )
-    assert loads == ([] if new_head else [str(tmp_path / "round0" / "classifier")])
+    assert loads == ([] if head else [str(tmp_path / "round0" / "classifier")])
     assert model.classifier.labels == names
+
+
+def test_refit_head_predicts_as_logistic_regression_on_the_trained_encoder(base_model, tmp_path):
+    from sklearn.linear_model import LogisticRegression
+
+    from st_contrastive.active import objectives
+
+    texts = ["a dog runs", "stocks fell", "a cat sleeps", "markets drop", "birds sing", "prices rise"]
+    labels, names = [0, 1, 0, 1, 0, 1], ["x", "y"]
+    training = RoundTraining(epochs=1, min_steps=2, batch_size=4, refit_head=True)
+    model = objectives.train_round("supcon-ce", base_model, texts, labels, names, training, tmp_path / "c", 0)
+    embeddings = model.embed(texts)
+    expected = LogisticRegression(max_iter=1000).fit(embeddings, labels).predict_proba(embeddings)
+    np.testing.assert_allclose(model.proba_of(embeddings), expected, atol=1e-5)
+    assert model.steps == 2
 
 
 def test_the_default_is_warm_start_and_a_run_folder_keeps_what_it_recorded():
