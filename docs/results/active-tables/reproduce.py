@@ -60,11 +60,13 @@ TEST = [
 KMEANS = [*SIMULATED, "--objective", "supcon-ce", "--acquisition", "kmeans", "--reference", "setfit-defaults", "logreg"]
 WARM_TEST = [*SIMULATED, "--objective", "supcon-ce", "--acquisition", "random", *PAPER_ROUNDS, "--warm-start"]
 
-STEP_FLOOR_ARMS = {
+KMEANS_DEV_ARMS = {
     "min30": ["--min-steps", "30"],
     "min50": ["--min-steps", "50"],
     "min50-e8": ["--min-steps", "50", "--epochs", "8"],
     "min50-head3e-2": ["--min-steps", "50", "--head-learning-rate", "3e-2"],
+    "min50-newhead": ["--min-steps", "50", "--new-head"],
+    "min50-refithead": ["--min-steps", "50", "--refit-head"],
 }
 # run folder -> the `st-contrastive` arguments that made it (without --output)
 RUNS: dict[str, list[str]] = {
@@ -89,10 +91,11 @@ RUNS: dict[str, list[str]] = {
             "balanced-entropy": ["--acquisition", "balanced-entropy"],
         }.items()
     },
-    # a step floor per round, then the same with fewer epochs or a faster head, from the k-means arm (issue 51)
+    # from the k-means arm (issue 51): a step floor per round; with it fewer epochs, a faster head, a new head each
+    # round, logistic regression as the head
     **{
-        f"al-dev-{dataset}-warm-e10-v2-kmeans-{arm}": [*DEV, "--dataset", dataset, *KMEANS_DEV, *STEP_FLOOR_ARMS[arm]]
-        for dataset, arms in {"trec": STEP_FLOOR_ARMS, "sst2": ("min50", "min50-e8")}.items()
+        f"al-dev-{dataset}-warm-e10-v2-kmeans-{arm}": [*DEV, "--dataset", dataset, *KMEANS_DEV, *KMEANS_DEV_ARMS[arm]]
+        for dataset, arms in {"trec": KMEANS_DEV_ARMS, "sst2": ("min50", "min50-e8", "min50-refithead")}.items()
         for arm in arms
     },
     **{f"al-{dataset}": [*TEST, "--dataset", dataset, *BEFORE_FLOOR] for dataset in DATASETS},
@@ -265,6 +268,25 @@ LAYOUTS: dict[str, Table] = {
                 "warm-e10-v2-kmeans": "k-means, 10 epochs, at least 10 steps (the earlier defaults)",
                 "warm-e10-v2-kmeans-min50": "the same, at least 50 steps",
                 "warm-e10-v2-kmeans-min50-e8": "the same, at least 50 steps, 8 epochs",
+            },
+        ),
+        (MEAN, "training s / round", "steps / round"),
+    ),
+    "dev-head": Table(
+        ("dataset", "rounds"),
+        dev_rows(
+            "trec",
+            {
+                "warm-e10-v2-kmeans-min50": "k-means, at least 50 steps, the last round's head (the defaults)",
+                "warm-e10-v2-kmeans-min50-newhead": "the same, a new softmax head each round (`--new-head`)",
+                "warm-e10-v2-kmeans-min50-refithead": "the same, logistic regression as the head (`--refit-head`)",
+            },
+        )
+        + dev_rows(
+            "sst2",
+            {
+                "warm-e10-v2-kmeans-min50": "k-means, at least 50 steps, the last round's head (the defaults)",
+                "warm-e10-v2-kmeans-min50-refithead": "the same, logistic regression as the head (`--refit-head`)",
             },
         ),
         (MEAN, "training s / round", "steps / round"),
