@@ -67,6 +67,8 @@ KMEANS_DEV_ARMS = {
     "min50-head3e-2": ["--min-steps", "50", "--head-learning-rate", "3e-2"],
     "min50-newhead": ["--min-steps", "50", "--new-head"],
     "min50-refithead": ["--min-steps", "50", "--refit-head"],
+    "flat90": ["--min-steps", "90", "--epochs", "1"],
+    "min90": ["--min-steps", "90"],
 }
 # run folder -> the `st-contrastive` arguments that made it (without --output)
 RUNS: dict[str, list[str]] = {
@@ -92,10 +94,13 @@ RUNS: dict[str, list[str]] = {
         }.items()
     },
     # from the k-means arm (issue 51): a step floor per round; with it fewer epochs, a faster head, a new head each
-    # round, logistic regression as the head
+    # round, logistic regression as the head; 90 steps every round, or at least 90
     **{
         f"al-dev-{dataset}-warm-e10-v2-kmeans-{arm}": [*DEV, "--dataset", dataset, *KMEANS_DEV, *KMEANS_DEV_ARMS[arm]]
-        for dataset, arms in {"trec": KMEANS_DEV_ARMS, "sst2": ("min50", "min50-e8", "min50-refithead")}.items()
+        for dataset, arms in {
+            "trec": KMEANS_DEV_ARMS,
+            "sst2": ("min50", "min50-e8", "min50-refithead", "flat90", "min90"),
+        }.items()
         for arm in arms
     },
     **{f"al-{dataset}": [*TEST, "--dataset", dataset, *BEFORE_FLOOR] for dataset in DATASETS},
@@ -288,6 +293,19 @@ LAYOUTS: dict[str, Table] = {
                 "warm-e10-v2-kmeans-min50": "k-means, at least 50 steps, the last round's head (the defaults)",
                 "warm-e10-v2-kmeans-min50-refithead": "the same, logistic regression as the head (`--refit-head`)",
             },
+        ),
+        (MEAN, "training s / round", "steps / round"),
+    ),
+    "dev-more-steps": Table(
+        ("dataset", "rounds"),
+        tuple(
+            Row((dataset, name), f"al-dev-{dataset}-warm-e10-v2-kmeans-{arm}")
+            for dataset in ("trec", "sst2")
+            for arm, name in {
+                "min50": "k-means, 10 epochs, at least 50 steps (the defaults)",
+                "flat90": "90 steps every round (`--epochs 1 --min-steps 90`)",
+                "min90": "10 epochs, at least 90 steps (`--min-steps 90`)",
+            }.items()
         ),
         (MEAN, "training s / round", "steps / round"),
     ),
