@@ -47,7 +47,7 @@ def cross_validated_accuracy(
             training,
             Path(output_dir) / f"fold-{fold}",
             seed + fold,
-            round_steps(len(train), training),
+            round_steps(len(train), len(label_names), training),
         )
         predicted = model.proba([texts[i] for i in held_out]).argmax(axis=1)
         scores.append(100 * float(np.mean(predicted == np.asarray(labels)[held_out])))

@@ -18,13 +18,15 @@ from st_contrastive.config.active_learning import RoundTraining
 SUFFIX = "-equal-compute"  # supcon-ce-equal-compute: the arm's name in the run folder and the tables
 
 
-def equal_compute_steps(budget_seconds: float, seconds_per_step: float, labelled: int, training: RoundTraining) -> int:
+def equal_compute_steps(
+    budget_seconds: float, seconds_per_step: float, labelled: int, classes: int, training: RoundTraining
+) -> int:
     """The fewest steps that take ``budget_seconds`` at ``seconds_per_step``, and at least the usual round's."""
     from st_contrastive.active.objectives import round_steps
 
     if seconds_per_step <= 0:
         raise ValueError(f"seconds per step must be positive, got {seconds_per_step}")
-    return max(round_steps(labelled, training), math.ceil(budget_seconds / seconds_per_step - 1e-9))
+    return max(round_steps(labelled, classes, training), math.ceil(budget_seconds / seconds_per_step - 1e-9))
 
 
 def epochs(steps: int, labelled: int, batch_size: int) -> float:
@@ -53,7 +55,7 @@ class SetFitTimeBudget:
             )
         return max(record["optimisation_seconds"], 1e-3) / record["steps"]
 
-    def steps(self, round_number: int, labelled: int) -> int:
+    def steps(self, round_number: int, labelled: int, classes: int) -> int:
         return equal_compute_steps(
-            self.seconds(round_number), self.seconds_per_step(round_number), labelled, self.training
+            self.seconds(round_number), self.seconds_per_step(round_number), labelled, classes, self.training
         )

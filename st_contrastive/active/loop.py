@@ -276,7 +276,8 @@ def _train(config, data, state: ArmState, folder: Path, base_model, objective, s
     state.phase, state.current = "training", None
     state.save(folder)
     ids, labels = list(state.labelled), list(state.labelled.values())
-    steps = budget.steps(round_number, len(ids)) if budget else round_steps(len(ids), config.training)
+    classes = len(data.label_names)
+    steps = budget.steps(round_number, len(ids), classes) if budget else round_steps(len(ids), classes, config.training)
     # --warm-start: from the model the last round saved (a resumed run finds the same one there).
     warm_from = folder / "model" if config.training.warm_start and state.rounds else None
     start = time.perf_counter()
@@ -387,7 +388,7 @@ def _train_reference(
             label_names,
             output_dir,
             seed,
-            steps=round_steps(len(texts), training),
+            steps=round_steps(len(texts), len(label_names), training),
             batch_size=training.batch_size,
             max_seq_length=training.max_seq_length,
         )

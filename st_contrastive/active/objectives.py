@@ -26,9 +26,11 @@ from st_contrastive.config.active_learning import OBJECTIVES, RoundTraining
 from st_contrastive.models.heads.label_classifier import LabelClassifier
 
 
-def round_steps(labelled: int, training: RoundTraining) -> int:
-    """Optimisation steps of a round with ``labelled`` rows: ``epochs`` passes, at least ``min_steps``."""
-    return max(training.min_steps, math.ceil(training.epochs * math.ceil(labelled / training.batch_size)))
+def round_steps(labelled: int, classes: int, training: RoundTraining) -> int:
+    """Optimisation steps of a round with ``labelled`` rows of a dataset with ``classes`` labels: ``epochs`` passes,
+    at least ``min_steps`` and ``min_steps_per_class`` × ``classes``."""
+    floor = max(training.min_steps, training.min_steps_per_class * classes)
+    return max(floor, math.ceil(training.epochs * math.ceil(labelled / training.batch_size)))
 
 
 @dataclass
@@ -119,7 +121,7 @@ def train_round(
     settings = TrainSettings(
         output_dir=str(output_dir),
         batch_size=training.batch_size,
-        max_steps=steps or round_steps(len(texts), training),
+        max_steps=steps or round_steps(len(texts), len(label_names), training),
         learning_rate=training.learning_rate,
         seed=seed,
         learning_rate_mapping={"classifier": training.head_learning_rate},

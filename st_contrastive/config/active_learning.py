@@ -31,6 +31,9 @@ class RoundTraining:
 
     epochs: float = field(default=10.0, metadata=_help("passes over the labelled rows"))
     min_steps: int = field(default=50, metadata=_help("at least this many steps a round"))
+    min_steps_per_class: int = field(
+        default=0, metadata=_help("at least this many steps a round for each of the dataset's classes")
+    )
     batch_size: int = field(default=16, metadata=_help("rows per batch"))
     learning_rate: float = field(default=2e-5, metadata=_help("encoder learning rate (AdamW)"))
     head_learning_rate: float = field(default=1e-2, metadata=_help("learning rate of the softmax head"))
@@ -67,6 +70,7 @@ class RoundTraining:
     def __post_init__(self) -> None:
         TrainSettings(batch_size=self.batch_size, learning_rate=self.learning_rate, epochs=self.epochs)
         at_least("min_steps", self.min_steps, 1)
+        at_least("min_steps_per_class", self.min_steps_per_class, 0)
         positive("head_learning_rate", self.head_learning_rate)
         SCALeObjective(self.supcon_weight, self.temperature, tuple(self.dropout_rates))
         at_least("siamese_repeats", self.siamese_repeats, 1)

@@ -36,7 +36,7 @@ def test_the_estimate_is_the_mean_and_spread_of_held_out_fold_accuracies(base_mo
             TRAINING,
             tmp_path / "naive",
             7 + fold,
-            round_steps(len(train), TRAINING),
+            round_steps(len(train), len(NAMES), TRAINING),
         )
         predicted = model.proba([TEXTS[i] for i in held_out]).argmax(axis=1)
         scores.append(100 * np.mean(predicted == np.asarray(LABELS)[held_out]))

@@ -614,19 +614,38 @@ def test_labels_in_the_users_file_are_the_first_labelled_set(tmp_path, base_mode
     assert len(state.pending.ids) == 3 and all(data.train_labels[i] is None for i in state.pending.ids)
 
 
+@pytest.mark.parametrize(
+    ("labelled", "classes", "steps"),
+    [(15, 6, 90), (15, 2, 50), (75, 2, 50), (150, 6, 100), (225, 2, 150)],
+    ids=["six classes, 15 rows: the class floor", "two classes: min_steps", "75 rows", "150 rows", "225 rows"],
+)
+def test_a_round_trains_its_epochs_and_at_least_both_floors(labelled, classes, steps):
+    from st_contrastive.active.objectives import round_steps
+
+    training = RoundTraining(epochs=10, min_steps=50, min_steps_per_class=15, batch_size=16)
+    assert round_steps(labelled, classes, training) == steps
+
+
+def test_min_steps_per_class_is_refused_below_zero():
+    with pytest.raises(ValueError, match="min_steps_per_class"):
+        RoundTraining(min_steps_per_class=-1)
+
+
 def test_equal_compute_steps_fill_the_setfit_time_and_never_fall_below_the_usual_round():
     from st_contrastive.active.equal_compute import epochs, equal_compute_steps
     from st_contrastive.active.objectives import round_steps
 
     training = RoundTraining(epochs=3, min_steps=10, batch_size=16)
     # SetFit at its defaults took 61.3 s; a step of this arm takes 0.4 s: 154 steps (153.25 rounded up).
-    steps = equal_compute_steps(61.3, 0.4, labelled=75, training=training)
+    steps = equal_compute_steps(61.3, 0.4, labelled=75, classes=6, training=training)
     assert steps == 154 and steps * 0.4 >= 61.3 > (steps - 1) * 0.4
     assert epochs(steps, 75, 16) == pytest.approx(154 / 5, abs=0.01)  # 75 rows: 5 batches an epoch
-    assert equal_compute_steps(2.0, 0.4, labelled=75, training=training) == round_steps(75, training) == 15
-    assert equal_compute_steps(8.0, 0.5, labelled=15, training=training) == 16  # exactly 16 steps' worth
+    assert (
+        equal_compute_steps(2.0, 0.4, labelled=75, classes=6, training=training) == round_steps(75, 6, training) == 15
+    )
+    assert equal_compute_steps(8.0, 0.5, labelled=15, classes=6, training=training) == 16  # exactly 16 steps' worth
     with pytest.raises(ValueError, match="seconds per step must be positive"):
-        equal_compute_steps(8.0, 0.0, labelled=15, training=training)
+        equal_compute_steps(8.0, 0.0, labelled=15, classes=6, training=training)
 
 
 def test_reference_arms_and_equal_compute_arms_on_a_trec_slice(base_model, tmp_path):
@@ -665,7 +684,7 @@ def test_reference_arms_and_equal_compute_arms_on_a_trec_slice(base_model, tmp_p
     for round_number, labelled in enumerate([5, 10]):
         for reference in ("setfit", "setfit-defaults", "logreg"):
             assert state[reference].labelled_at(round_number) == state["supcon-ce"].labelled_at(round_number)
-        assert state["setfit"].rounds[round_number]["steps"] == round_steps(labelled, training)
+        assert state["setfit"].rounds[round_number]["steps"] == round_steps(labelled, 6, training)
         # SetFit's defaults: 20 positive and 20 negative pairs per labelled row, one epoch of 16 pairs a step.
         assert state["setfit-defaults"].rounds[round_number]["steps"] == math.ceil(
             2 * SETFIT_PAIR_ITERATIONS * labelled / 16
@@ -676,7 +695,7 @@ def test_reference_arms_and_equal_compute_arms_on_a_trec_slice(base_model, tmp_p
             timed = state[f"{objective}-equal-compute"].rounds[round_number]
             seconds_per_step = pace["optimisation_seconds"] / pace["steps"]
             assert timed["budget_seconds"] == budget
-            assert timed["steps"] == equal_compute_steps(budget, seconds_per_step, labelled, training)
+            assert timed["steps"] == equal_compute_steps(budget, seconds_per_step, labelled, 6, training)
             # enough steps to fill the budget, to the product's tolerance: seconds kept to 2 and 3 decimals make
             # exact multiples (10 steps of 0.194 s for 1.94 s), which float products miss by 1e-16
             assert timed["steps"] >= budget / seconds_per_step - 1e-9 and timed["steps"] >= pace["steps"]
