@@ -80,6 +80,7 @@ config = ActiveLearningConfig(
     training=RoundTraining(
         epochs=args.epochs,
         min_steps=args.min_steps,
+        min_steps_per_class=0,  # the floor is MIN_STEPS alone, whatever the classes
         batch_size=BATCH_SIZE,
         learning_rate=LEARNING_RATE,
         supcon_weight=SUPCON_WEIGHT,

@@ -38,13 +38,38 @@ SIMULATED = [
     "--budget",
     "0.15",
 ]
+# Every run before the floor per class (issue 51) had none: their commands turn it off.
+NO_CLASS_FLOOR = ["--min-steps-per-class", "0"]
 # The paper's rounds, before the dev-split choice: 3 epochs over five dropout views.
-PAPER_ROUNDS = ["--epochs", "3", "--min-steps", "10", "--dropout-rates", "0.0", "0.1", "0.2", "0.3", "0.4"]
-DEV = [*SIMULATED, "--objective", "supcon-ce", "--acquisition", "random", "--min-steps", "10", "--dev-size", "500"]
+PAPER_ROUNDS = [
+    "--epochs",
+    "3",
+    "--min-steps",
+    "10",
+    *NO_CLASS_FLOOR,
+    "--dropout-rates",
+    "0.0",
+    "0.1",
+    "0.2",
+    "0.3",
+    "0.4",
+]
+DEV = [
+    *SIMULATED,
+    "--objective",
+    "supcon-ce",
+    "--acquisition",
+    "random",
+    "--min-steps",
+    "10",
+    *NO_CLASS_FLOOR,
+    "--dev-size",
+    "500",
+]
 CHOSEN = ["--epochs", "10", "--dropout-rates", "0.0", "0.1", "--warm-start"]  # the dev split's choice then
 KMEANS_DEV = [*CHOSEN, "--acquisition", "kmeans"]
 # The rounds' budget before the step floor was chosen (issue 51): the k-means runs below were made with it.
-BEFORE_FLOOR = ["--epochs", "10", "--min-steps", "10"]
+BEFORE_FLOOR = ["--epochs", "10", "--min-steps", "10", *NO_CLASS_FLOOR]
 TEST = [
     *SIMULATED,
     "--objective",
@@ -99,14 +124,18 @@ RUNS: dict[str, list[str]] = {
         f"al-dev-{dataset}-warm-e10-v2-kmeans-{arm}": [*DEV, "--dataset", dataset, *KMEANS_DEV, *KMEANS_DEV_ARMS[arm]]
         for dataset, arms in {
             "trec": KMEANS_DEV_ARMS,
-            "sst2": ("min50", "min50-e8", "min50-refithead", "flat90", "min90"),
+            "sst2": ("min30", "min50", "min50-e8", "min50-refithead", "flat90", "min90"),
         }.items()
         for arm in arms
     },
     **{f"al-{dataset}": [*TEST, "--dataset", dataset, *BEFORE_FLOOR] for dataset in DATASETS},
     **{f"al-{dataset}-kmeans": [*KMEANS, *BEFORE_FLOOR, "--dataset", dataset] for dataset in DATASETS},
-    # the same at the defaults chosen with the step floor
-    **{f"al-{dataset}-kmeans-min50": [*KMEANS, "--dataset", dataset] for dataset in DATASETS},
+    # the same at the step floor chosen then (issue 51), and at today's defaults, a floor per class
+    **{
+        f"al-{dataset}-kmeans-min50": [*KMEANS, "--min-steps", "50", *NO_CLASS_FLOOR, "--dataset", dataset]
+        for dataset in DATASETS
+    },
+    **{f"al-{dataset}-kmeans-per-class": [*KMEANS, "--dataset", dataset] for dataset in DATASETS},
     "al-sst2-references": [
         *SIMULATED,
         "--dataset",
@@ -282,7 +311,7 @@ LAYOUTS: dict[str, Table] = {
         dev_rows(
             "trec",
             {
-                "warm-e10-v2-kmeans-min50": "k-means, at least 50 steps, the last round's head (the defaults)",
+                "warm-e10-v2-kmeans-min50": "k-means, at least 50 steps, the last round's head (the defaults then)",
                 "warm-e10-v2-kmeans-min50-newhead": "the same, a new softmax head each round (`--new-head`)",
                 "warm-e10-v2-kmeans-min50-refithead": "the same, logistic regression as the head (`--refit-head`)",
             },
@@ -290,7 +319,7 @@ LAYOUTS: dict[str, Table] = {
         + dev_rows(
             "sst2",
             {
-                "warm-e10-v2-kmeans-min50": "k-means, at least 50 steps, the last round's head (the defaults)",
+                "warm-e10-v2-kmeans-min50": "k-means, at least 50 steps, the last round's head (the defaults then)",
                 "warm-e10-v2-kmeans-min50-refithead": "the same, logistic regression as the head (`--refit-head`)",
             },
         ),
@@ -299,12 +328,14 @@ LAYOUTS: dict[str, Table] = {
     "dev-more-steps": Table(
         ("dataset", "rounds"),
         tuple(
-            Row((dataset, name), f"al-dev-{dataset}-warm-e10-v2-kmeans-{arm}")
+            Row((dataset, name), f"al-dev-{dataset}-warm-e10-v2-kmeans{arm}")
             for dataset in ("trec", "sst2")
             for arm, name in {
-                "min50": "k-means, 10 epochs, at least 50 steps (the defaults)",
-                "flat90": "90 steps every round (`--epochs 1 --min-steps 90`)",
-                "min90": "10 epochs, at least 90 steps (`--min-steps 90`)",
+                "": "k-means, 10 epochs, at least 10 steps (the earlier defaults)",
+                "-min30": "the same, at least 30 steps",
+                "-min50": "the same, at least 50 steps (the defaults before a floor per class)",
+                "-min90": "the same, at least 90 steps",
+                "-flat90": "90 steps every round (`--epochs 1 --min-steps 90`)",
             }.items()
         ),
         (MEAN, "training s / round", "steps / round"),
