@@ -80,6 +80,7 @@ CAPS: dict[str, dict[str, int]] = {
         "--test-size": 40,
         "--epochs": 1,
         "--min-steps": 2,
+        "--min-steps-per-class": 0,
     },
     "evaluate": {"--eval-max-rows": 40},
     "parse": {"--max-rows": 2},

@@ -99,6 +99,8 @@ def start_human_run(folder, model, held_out: bool = True) -> str:
             "1",
             "--min-steps",
             "2",
+            "--min-steps-per-class",
+            "0",
             "--batch-size",
             "4",
             "--output",

@@ -93,7 +93,7 @@ def config(dataset, model, output, **overrides) -> ActiveLearningConfig:
         "step": 0.25,
         "budget": 0.75,
         "output": str(output),
-        "training": RoundTraining(epochs=1, min_steps=2, batch_size=4),
+        "training": RoundTraining(epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4),
     }
     return ActiveLearningConfig(**(values | overrides))
 
@@ -215,6 +215,8 @@ def test_the_command_line_refuses_a_bad_label_file_in_one_line(unlabelled_csv, b
             "1",
             "--min-steps",
             "2",
+            "--min-steps-per-class",
+            "0",
             "--batch-size",
             "4",
         ]
@@ -260,6 +262,8 @@ def test_labelled_by_hand_then_published_with_its_head(unlabelled_csv, base_mode
             "1",
             "--min-steps",
             "2",
+            "--min-steps-per-class",
+            "0",
             "--batch-size",
             "4",
         ]
@@ -592,6 +596,8 @@ def test_labels_in_the_users_file_are_the_first_labelled_set(tmp_path, base_mode
         "1",
         "--min-steps",
         "2",
+        "--min-steps-per-class",
+        "0",
         "--batch-size",
         "4",
     ]
@@ -635,7 +641,7 @@ def test_equal_compute_steps_fill_the_setfit_time_and_never_fall_below_the_usual
     from st_contrastive.active.equal_compute import epochs, equal_compute_steps
     from st_contrastive.active.objectives import round_steps
 
-    training = RoundTraining(epochs=3, min_steps=10, batch_size=16)
+    training = RoundTraining(epochs=3, min_steps=10, min_steps_per_class=0, batch_size=16)
     # SetFit at its defaults took 61.3 s; a step of this arm takes 0.4 s: 154 steps (153.25 rounded up).
     steps = equal_compute_steps(61.3, 0.4, labelled=75, classes=6, training=training)
     assert steps == 154 and steps * 0.4 >= 61.3 > (steps - 1) * 0.4
@@ -659,7 +665,7 @@ def test_reference_arms_and_equal_compute_arms_on_a_trec_slice(base_model, tmp_p
     from st_contrastive.active.objectives import load_encoder, round_steps
     from st_contrastive.active.setfit_reference import SETFIT_PAIR_ITERATIONS
 
-    training = RoundTraining(epochs=1, min_steps=2, batch_size=4)
+    training = RoundTraining(epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4)
     run = ActiveLearningConfig(
         dataset="trec",
         model=base_model,
@@ -797,7 +803,7 @@ def test_each_round_continues_from_the_last_rounds_model_unless_told_to_start_fr
         base_model,
         tmp_path / "run",
         acquisitions=["random"],
-        training=RoundTraining(epochs=1, min_steps=2, batch_size=4, warm_start=warm_start),
+        training=RoundTraining(epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4, warm_start=warm_start),
     )
     loop_module.run_active_learning(run, progress=False)
     arm = tmp_path / "run" / "arms" / "ce-random-seed0"
@@ -828,7 +834,7 @@ def test_a_warm_started_round_keeps_the_last_rounds_head_unless_told_to_start_it
             loads.append(path)
             return LabelClassifier.load(path)
 
-    training = RoundTraining(epochs=1, min_steps=1, batch_size=4, **head)
+    training = RoundTraining(epochs=1, min_steps=1, min_steps_per_class=0, batch_size=4, **head)
     texts, labels, names = ["a dog runs", "stocks fell", "a cat sleeps", "markets drop"], [0, 1, 0, 1], ["x", "y"]
     objectives.train_round("supcon-ce", base_model, texts, labels, names, training, tmp_path / "c0", 0).save(
         tmp_path / "round0"
@@ -848,7 +854,7 @@ def test_refit_head_predicts_as_logistic_regression_on_the_trained_encoder(base_
 
     texts = ["a dog runs", "stocks fell", "a cat sleeps", "markets drop", "birds sing", "prices rise"]
     labels, names = [0, 1, 0, 1, 0, 1], ["x", "y"]
-    training = RoundTraining(epochs=1, min_steps=2, batch_size=4, refit_head=True)
+    training = RoundTraining(epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4, refit_head=True)
     model = objectives.train_round("supcon-ce", base_model, texts, labels, names, training, tmp_path / "c", 0)
     embeddings = model.embed(texts)
     expected = LogisticRegression(max_iter=1000).fit(embeddings, labels).predict_proba(embeddings)

@@ -218,6 +218,7 @@ COMMAND_RULES = {
         (["--acquisition", "bald", "--bald-samples", "1"], "--bald-samples 1: must be at least 2"),
         (["--epochs", "0"], "--epochs 0: must be above 0"),
         (["--min-steps", "0"], "--min-steps 0: must be at least 1"),
+        (["--min-steps-per-class", "-1"], "--min-steps-per-class -1: must be at least 0"),
         (["--batch-size", "0"], "--batch-size 0: must be at least 1"),
         (["--learning-rate", "0"], "--learning-rate 0: must be above 0"),
         (["--head-learning-rate", "0"], "--head-learning-rate 0: must be above 0"),
