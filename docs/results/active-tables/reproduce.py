@@ -95,6 +95,7 @@ KMEANS_DEV_ARMS = {
     "min50-refithead": ["--min-steps", "50", "--refit-head"],
     "flat90": ["--min-steps", "90", "--epochs", "1"],
     "min90": ["--min-steps", "90"],
+    "per-class-cold": ["--min-steps-per-class", "15", "--no-warm-start"],
 }
 # run folder -> the `st-contrastive` arguments that made it (without --output)
 RUNS: dict[str, list[str]] = {
@@ -338,6 +339,17 @@ LAYOUTS: dict[str, Table] = {
                 "-min90": "the same, at least 90 steps",
                 "-flat90": "90 steps every round (`--epochs 1 --min-steps 90`)",
             }.items()
+        ),
+        (MEAN, "training s / round", "steps / round"),
+    ),
+    "dev-rounds-from-the-base": Table(
+        ("dataset", "rounds"),
+        dev_rows(
+            "trec",
+            {
+                "warm-e10-v2-kmeans-min90": "today's defaults (90 steps: 15 a class), each round from the last",
+                "warm-e10-v2-kmeans-per-class-cold": "the same, each round from the base (`--no-warm-start`)",
+            },
         ),
         (MEAN, "training s / round", "steps / round"),
     ),
