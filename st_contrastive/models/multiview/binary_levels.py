@@ -28,48 +28,53 @@ class BinaryLevels(torch.autograd.Function):
         saved = []
         for nodes in levels:
             pair = children[nodes]
-            below = states[pair]  # (n, 2, 2H)
-            gates = torch.addmm(bias, below[..., :H].flatten(1), weight.T)
+            # The children's h and c gathered apart: [h_L; h_R] comes out as the product's rows, no copy, and both
+            # are kept for the backward pass, which gathers nothing again.
+            children_h, children_c = states[:, :H][pair].flatten(1), states[:, H:][pair]
+            gates = torch.addmm(bias, children_h, weight.T)
             sigmoids = torch.sigmoid(gates[:, : 4 * H])
             u = torch.tanh(gates[:, 4 * H :])
             i, f_left, f_right, o = sigmoids.chunk(4, dim=1)
-            cell = i * u + f_left * below[:, 0, H:] + f_right * below[:, 1, H:]
+            rows = states.new_empty(len(nodes), 2 * H)  # the level's h and c, written in place: no concatenation
+            cell = torch.addcmul(i * u, f_left, children_c[:, 0], out=rows[:, H:])
+            cell.addcmul_(f_right, children_c[:, 1])
             tanh_cell = torch.tanh(cell)
-            states[nodes] = torch.cat([o * tanh_cell, cell], dim=1)
-            saved.append((sigmoids, u, tanh_cell))
-        ctx.save_for_backward(states, weight, children, *levels)
+            torch.mul(o, tanh_cell, out=rows[:, :H])
+            states[nodes] = rows
+            saved.append((pair, children_h, children_c, sigmoids, u, tanh_cell))
+        ctx.save_for_backward(weight, *levels)
         ctx.saved_gates = saved
         return states
 
     @staticmethod
     def backward(ctx, grad_states):
-        states, weight, children, *levels = ctx.saved_tensors
-        H = states.shape[1] // 2
+        weight, *levels = ctx.saved_tensors
+        H = weight.shape[1] // 2
         grad = grad_states.clone()  # (nodes, 2H): dL/dh and dL/dc of every node, the children's added in as we go
         grad_bias = weight.new_zeros(weight.shape[0])
         grad_weight = torch.zeros_like(weight)
-        for nodes, (sigmoids, u, tanh_cell) in zip(reversed(levels), reversed(ctx.saved_gates), strict=True):
+        for nodes, (pair, children_h, children_c, sigmoids, u, tanh_cell) in zip(
+            reversed(levels), reversed(ctx.saved_gates), strict=True
+        ):
             i, f_left, f_right, o = sigmoids.chunk(4, dim=1)
-            pair = children[nodes]
-            below = states[pair]
             d_h, d_c = grad[nodes].split(H, dim=1)
-            d_c = d_c + d_h * o * (1 - tanh_cell * tanh_cell)
-            d_gates = torch.cat(
-                [
-                    d_c * u * i * (1 - i),
-                    d_c * below[:, 0, H:] * f_left * (1 - f_left),
-                    d_c * below[:, 1, H:] * f_right * (1 - f_right),
-                    d_h * tanh_cell * o * (1 - o),
-                    d_c * i * (1 - u * u),
-                ],
-                dim=1,
-            )
-            children_h = below[..., :H].flatten(1)
+            d_c = d_c + torch.ops.aten.tanh_backward(d_h * o, tanh_cell)
+            # Each gate's gradient before its nonlinearity, written side by side; the four sigmoids' derivatives in
+            # one fused kernel over them, in place.
+            d_gates = grad.new_empty(len(nodes), 5 * H)
+            torch.mul(d_c, u, out=d_gates[:, :H])
+            torch.mul(d_c, children_c[:, 0], out=d_gates[:, H : 2 * H])
+            torch.mul(d_c, children_c[:, 1], out=d_gates[:, 2 * H : 3 * H])
+            torch.mul(d_h, tanh_cell, out=d_gates[:, 3 * H : 4 * H])
+            torch.ops.aten.sigmoid_backward.grad_input(d_gates[:, : 4 * H], sigmoids, grad_input=d_gates[:, : 4 * H])
+            torch.ops.aten.tanh_backward.grad_input(d_c * i, u, grad_input=d_gates[:, 4 * H :])
             grad_weight.addmm_(d_gates.T, children_h)
             grad_bias += d_gates.sum(0)
-            d_children_h = (d_gates @ weight).view(-1, 2, H)
-            d_children_c = torch.stack([d_c * f_left, d_c * f_right], dim=1)
-            grad.index_add_(0, pair.flatten(), torch.cat([d_children_h, d_children_c], dim=2).flatten(0, 1))
+            d_children = grad.new_empty(len(nodes), 2, 2 * H)  # each child's dL/dh and dL/dc, for one scatter
+            d_children[..., :H] = (d_gates @ weight).view(-1, 2, H)
+            torch.mul(d_c, f_left, out=d_children[:, 0, H:])
+            torch.mul(d_c, f_right, out=d_children[:, 1, H:])
+            grad.index_add_(0, pair.flatten(), d_children.flatten(0, 1))
             grad[nodes] = 0  # the level's own rows are the leaves' no more: only the leaves' gradient goes out
         bias_dtype, weight_dtype = ctx.parameter_dtypes
         return grad, grad_bias.to(bias_dtype), grad_weight.to(weight_dtype), None, None

@@ -53,18 +53,16 @@ class TreeBatch:
     @classmethod
     def from_heads(cls, heads: list[list[int]]) -> TreeBatch:
         """Dependency trees: one node per token; ``heads[b][t]`` is token t's 1-based head, 0 for the root."""
-        children, token_index, roots, offset = [], [], [], 0
+        parents, children, roots, offset = [], [], [], 0
         for sentence in heads:
-            node_children = [[] for _ in sentence]
             for position, head in enumerate(sentence):
                 if head:
-                    node_children[head - 1].append(offset + position)
+                    parents.append(offset + head - 1)
+                    children.append(offset + position)
                 else:
                     roots.append(offset + position)
-            children += node_children
-            token_index += range(offset, offset + len(sentence))
             offset += len(sentence)
-        return cls._build(children, token_index, roots)
+        return cls._build(offset, parents, children, list(range(offset)), roots)
 
     @classmethod
     def from_binary_trees(cls, trees: list[Tree | int], lengths: list[int]) -> TreeBatch:
@@ -79,59 +77,69 @@ class TreeBatch:
         """Binary trees in the compact form of :func:`inner_children`: per sentence of n tokens, its n − 1 inner
         nodes children-first, each as (left, right) where 0…n−1 are tokens and n + k is inner node k. The root
         is the last inner node (the token itself for a one-word sentence)."""
-        children: list[list[int]] = []
+        left: list[int] = []
+        right: list[int] = []
         token_index: list[int] = []
         roots: list[int] = []
         token_offset = 0
         for inner, length in zip(sentences, lengths, strict=True):
             if len(inner) != length - 1:
                 raise ValueError(f"a binary tree over {length} tokens has {length - 1} inner nodes, not {len(inner)}")
-            first = len(children)
-            children += [[] for _ in range(length)]
+            first = len(left)
+            left += [-1] * length
+            right += [-1] * length
             token_index += range(token_offset, token_offset + length)
-            children += [[first + left, first + right] for left, right in inner]
+            left += [first + child for child, _ in inner]
+            right += [first + child for _, child in inner]
             token_index += [-1] * len(inner)
-            roots.append(len(children) - 1)
+            roots.append(len(left) - 1)
             token_offset += length
-        batch = cls._build(children, token_index, roots)
-        batch.left = torch.tensor([kids[0] if kids else -1 for kids in children], dtype=torch.long)
-        batch.right = torch.tensor([kids[1] if kids else -1 for kids in children], dtype=torch.long)
+        inner_nodes = [node for node, child in enumerate(left) if child >= 0]
+        parents = [node for node in inner_nodes for _ in range(2)]
+        children = [child for node in inner_nodes for child in (left[node], right[node])]
+        batch = cls._build(len(left), parents, children, token_index, roots)
+        batch.left, batch.right = torch.tensor(left), torch.tensor(right)
         return batch
 
     @classmethod
-    def _build(cls, children: list[list[int]], token_index: list[int], roots: list[int]) -> TreeBatch:
-        height = [0] * len(children)
-        # Children before parents: a post-order from each root, iterative (a 200-word chain is 200 deep).
-        order: list[int] = []
-        for root in roots:
-            stack = [(root, False)]
-            while stack:
-                node, expanded = stack.pop()
-                if expanded:
-                    order.append(node)
-                    continue
-                stack.append((node, True))
-                stack.extend((child, False) for child in children[node])
-        for node in order:
-            if children[node]:
-                height[node] = 1 + max(height[child] for child in children[node])
-        by_height: dict[int, list[int]] = {}
-        for node in range(len(children)):
-            by_height.setdefault(height[node], []).append(node)
-        levels = []
-        for h in sorted(by_height):
-            nodes = by_height[h]
-            edge_child, edge_parent = [], []
-            for position, node in enumerate(nodes):
-                edge_child += children[node]
-                edge_parent += [position] * len(children[node])
-            levels.append(
-                Level(
-                    torch.tensor(nodes),
-                    torch.tensor(edge_child, dtype=torch.long),
-                    torch.tensor(edge_parent, dtype=torch.long),
-                )
+    def _build(
+        cls, num_nodes: int, parents: list[int], children: list[int], token_index: list[int], roots: list[int]
+    ) -> TreeBatch:
+        """The levels from the edges ``parents[e] → children[e]`` (each node's children in their order), in tensor
+        operations: the batch is built once a training step, and a Python walk over its nodes cost as much as a
+        level of the cell."""
+        parent = torch.tensor(parents, dtype=torch.long)
+        child = torch.tensor(children, dtype=torch.long)
+        # A parent is one above its highest child: push heights up one level a pass until none moves (the tallest
+        # tree's height + 1 passes; more than one per node means a cycle).
+        height = torch.zeros(num_nodes, dtype=torch.long)
+        for _ in range(num_nodes + 1):
+            above = height.scatter_reduce(0, parent, height[child] + 1, "amax")
+            if torch.equal(above, height):
+                break
+            height = above
+        else:
+            raise ValueError("the heads form a cycle: every node of a tree is below its root")
+        # Nodes by height (in node order within a height); edges by their parent's height, then parent (each
+        # parent's children in their order): one level's edges are consecutive.
+        nodes = torch.argsort(height, stable=True)
+        sizes = torch.bincount(height).tolist()
+        position = torch.empty_like(nodes)  # a node's position in its level
+        position[nodes] = torch.arange(num_nodes) - torch.tensor([0, *sizes[:-1]]).cumsum(0).repeat_interleave(
+            torch.tensor(sizes)
+        )
+        edge_height = height[parent]
+        edges = torch.argsort(edge_height * num_nodes + parent, stable=True)
+        edge_sizes = torch.bincount(edge_height, minlength=len(sizes)).tolist()
+        levels = [
+            Level(level_nodes, edge_child, edge_parent)
+            for level_nodes, edge_child, edge_parent in zip(
+                nodes.split(sizes),
+                child[edges].split(edge_sizes),
+                position[parent[edges]].split(edge_sizes),
+                strict=True,
             )
+        ]
         return cls(torch.tensor(token_index), levels, torch.tensor(roots))
 
 
