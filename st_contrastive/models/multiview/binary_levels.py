@@ -4,8 +4,9 @@ Through autograd, each level's gather of its children from the node buffer costs
 and a scatter, and each write a node-sized copy, in the backward pass: as much time as the cell's matrix products.
 Here the backward walks the levels down with one gradient buffer for every node, reads each level's rows, and adds
 its children's gradients into that buffer in place: per level two matrix products, a few elementwise operations on
-the level's rows, one gather and one scatter. torch has no fused tree-recurrence kernel (its fused LSTMs run over
-sequences), hence this one.
+the level's rows (the gates' derivatives in torch's fused sigmoid and tanh backward kernels) and one scatter; the
+children's rows are the ones the forward pass gathered. torch has no fused tree-recurrence kernel (its fused LSTMs
+run over sequences), hence this one.
 """
 
 from __future__ import annotations
