@@ -353,6 +353,13 @@ LAYOUTS: dict[str, Table] = {
                 "warm-e10-v2-kmeans-min90": "today's defaults (90 steps: 15 a class), each round from the last",
                 "warm-e10-v2-kmeans-per-class-cold": "the same, each round from the base (`--no-warm-start`)",
             },
+        )
+        + dev_rows(
+            "sst2",
+            {
+                "warm-e10-v2-kmeans-min30": "today's defaults (30 steps: 15 a class), each round from the last",
+                "warm-e10-v2-kmeans-per-class-cold": "the same, each round from the base (`--no-warm-start`)",
+            },
         ),
         (MEAN, "training s / round", "steps / round"),
     ),
