@@ -79,6 +79,8 @@ class TreeBatch:
         is the last inner node (the token itself for a one-word sentence)."""
         left: list[int] = []
         right: list[int] = []
+        parents: list[int] = []  # the edges: each inner node twice, to its left child, then its right
+        children: list[int] = []
         token_index: list[int] = []
         roots: list[int] = []
         token_offset = 0
@@ -89,14 +91,13 @@ class TreeBatch:
             left += [-1] * length
             right += [-1] * length
             token_index += range(token_offset, token_offset + length)
+            parents += [node for node in range(first + length, first + 2 * length - 1) for _ in range(2)]
+            children += [first + child for pair in inner for child in pair]
             left += [first + child for child, _ in inner]
             right += [first + child for _, child in inner]
             token_index += [-1] * len(inner)
             roots.append(len(left) - 1)
             token_offset += length
-        inner_nodes = [node for node, child in enumerate(left) if child >= 0]
-        parents = [node for node in inner_nodes for _ in range(2)]
-        children = [child for node in inner_nodes for child in (left[node], right[node])]
         batch = cls._build(len(left), parents, children, token_index, roots)
         batch.left, batch.right = torch.tensor(left), torch.tensor(right)
         return batch
@@ -125,9 +126,8 @@ class TreeBatch:
         nodes = torch.argsort(height, stable=True)
         sizes = torch.bincount(height).tolist()
         position = torch.empty_like(nodes)  # a node's position in its level
-        position[nodes] = torch.arange(num_nodes) - torch.tensor([0, *sizes[:-1]]).cumsum(0).repeat_interleave(
-            torch.tensor(sizes)
-        )
+        level_sizes = torch.tensor(sizes)
+        position[nodes] = torch.arange(num_nodes) - (level_sizes.cumsum(0) - level_sizes)[height[nodes]]
         edge_height = height[parent]
         edges = torch.argsort(edge_height * num_nodes + parent, stable=True)
         edge_sizes = torch.bincount(edge_height, minlength=len(sizes)).tolist()
