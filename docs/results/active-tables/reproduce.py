@@ -217,13 +217,18 @@ def dev_rows(dataset: str, arms: dict[str, str]) -> tuple[Row, ...]:
     return tuple(Row((dataset, name), f"al-dev-{dataset}-{arm}") for arm, name in arms.items())
 
 
-def kmeans_table(run: str, datasets: tuple[str, ...], extras: tuple[str, ...]) -> Table:
-    """The k-means arms of the runs ``run.format(dataset)``: SCALe, SetFit on its rows, the floor."""
+def read_on(run: str, datasets) -> dict[str, str]:
+    """The runs ``run.format(dataset)``, by dataset."""
+    return {dataset: run.format(dataset) for dataset in datasets}
+
+
+def kmeans_table(runs: dict[str, str], extras: tuple[str, ...]) -> Table:
+    """The k-means arms of each dataset's run: SCALe, SetFit on its rows, the floor."""
     return Table(
         ("dataset", "arm"),
         tuple(
-            Row((DATASETS[dataset], name), run.format(dataset), arm)
-            for dataset in datasets
+            Row((DATASETS[dataset], name), run, arm)
+            for dataset, run in runs.items()
             for arm, name in KMEANS_ARMS.items()
         ),
         extras,
@@ -363,19 +368,13 @@ LAYOUTS: dict[str, Table] = {
         ),
         (MEAN, "training s / round", "steps / round"),
     ),
-    "dev-class-floor": Table(
-        ("dataset", "arm"),
-        tuple(
-            Row((dataset, name), run, objective)
-            for dataset, run in DEV_TODAY.items()
-            for objective, name in KMEANS_ARMS.items()
-        ),
-        (MEAN, "training s / round", "steps / round"),
+    "dev-class-floor": kmeans_table(DEV_TODAY, (MEAN, "training s / round", "steps / round")),
+    "test-kmeans": kmeans_table(read_on("al-{}-kmeans", DATASETS), ("training s / round",)),
+    "test-step-floor": kmeans_table(
+        read_on("al-{}-kmeans-min50", STEP_FLOOR_READ), ("training s / round", "steps / round")
     ),
-    "test-kmeans": kmeans_table("al-{}-kmeans", tuple(DATASETS), ("training s / round",)),
-    "test-step-floor": kmeans_table("al-{}-kmeans-min50", STEP_FLOOR_READ, ("training s / round", "steps / round")),
     "test-class-floor": kmeans_table(
-        "al-{}-kmeans-per-class", tuple(DATASETS), ("training s / round", "steps / round")
+        read_on("al-{}-kmeans-per-class", DATASETS), ("training s / round", "steps / round")
     ),
     "dev-warm-start": Table(
         ("dataset", "rounds start from"),
@@ -444,16 +443,14 @@ LAYOUTS["test-warm-start"] = Table(
 # The three test runs at the defaults, each as its own command prints it.
 OWN_TABLES = {f"test-{dataset}": f"al-{dataset}" for dataset in ("trec", "sst2", "sst5")}
 # SCALe against SetFit at its settings on the same k-means rows: accuracy points, and training time as a share; at
-# the defaults before the step floor, and at today's (the datasets whose test splits were read with them).
+# the defaults before the step floor, and at today's (the datasets whose test splits were read with them); and
+# today's on the dev splits.
 DIFFERENCES = {
-    name: {dataset: run.format(dataset) for dataset in datasets}
-    for name, (run, datasets) in {
-        "test-kmeans-against-setfit": ("al-{}-kmeans", DATASETS),
-        "test-step-floor-against-setfit": ("al-{}-kmeans-min50", STEP_FLOOR_READ),
-        "test-class-floor-against-setfit": ("al-{}-kmeans-per-class", DATASETS),
-    }.items()
+    "test-kmeans-against-setfit": read_on("al-{}-kmeans", DATASETS),
+    "test-step-floor-against-setfit": read_on("al-{}-kmeans-min50", STEP_FLOOR_READ),
+    "test-class-floor-against-setfit": read_on("al-{}-kmeans-per-class", DATASETS),
+    "dev-class-floor-against-setfit": DEV_TODAY,  # today's defaults' dev rows
 }
-DIFFERENCES["dev-class-floor-against-setfit"] = DEV_TODAY
 
 
 @functools.cache  # a table reads several arms of one run
