@@ -278,8 +278,9 @@ def _train(config, data, state: ArmState, folder: Path, base_model, objective, s
     ids, labels = list(state.labelled), list(state.labelled.values())
     classes = len(data.label_names)
     steps = budget.steps(round_number, len(ids), classes) if budget else round_steps(len(ids), classes, config.training)
-    # --warm-start: from the model the last round saved (a resumed run finds the same one there).
-    warm_from = folder / "model" if config.training.warm_start and state.rounds else None
+    # From the model the last round saved, once it trained on enough rows a class (a resumed run finds it there).
+    warm = state.rounds and config.training.continues_from(state.rounds[-1]["labelled"], classes)
+    warm_from = folder / "model" if warm else None
     start = time.perf_counter()
     model = train_round(
         objective,

@@ -1,11 +1,11 @@
 """One active-learning round's training: SCALe (SupCon + CE), CE only, or siamese cosine pre-training + LR; and the
 floor they must clear, logistic regression on the frozen base.
 
-Each round continues from the model the round before saved, its encoder and its head (``--warm-start``, the
-default, chosen on dev splits), or starts again from the base model (``--no-warm-start``, as the paper and its
-baseline do). All objectives take the same number of optimisation steps of ``batch_size`` rows,
-:func:`round_steps`, unless the loop gives a round more (``--equal-compute``: as long as SetFit at its defaults
-took).
+Each round continues from the model the round before saved, its encoder and its head, once that round trained on
+enough labelled rows a class (``--warm-start``, the default, chosen on dev splits), or starts again from the base
+model (``--no-warm-start``, as the paper and its baseline do). All objectives take the same number of optimisation
+steps of ``batch_size`` rows, :func:`round_steps`, unless the loop gives a round more (``--equal-compute``: as long
+as SetFit at its defaults took).
 """
 
 from __future__ import annotations

@@ -21,14 +21,15 @@ def _help(text: str, **more) -> dict:
 @dataclass
 class RoundTraining:
     """How each round trains. The paper's settings where it gives them (batch 16, lr 2e-5, λ 0.9, τ 0.3, 10 siamese
-    repeats); the rest were chosen on dev splits (docs/few-labels.md): each round continues from the last round's
-    model, trains 10 epochs and at least 15 steps for each of the dataset's classes (TREC-6's six classes gained from
-    90 steps in the first rounds; SST-2's two lost at 90 and were level from 10 to 50), and SCALe encodes two dropout
-    views (0.0 and 0.1) instead of the paper's five, which pays for the epochs. ``head_learning_rate`` is ours (SetFit's
-    head default): at 2e-5 a new linear head barely moves in the few dozen steps a small pool gives (measured in
-    docs/scale.md). λ, τ and the dropout rates
-    follow :class:`~st_contrastive.config.objectives.SCALeObjective`'s rules; the optimiser's follow
-    :class:`~st_contrastive.config.training.TrainSettings`'."""
+    repeats); the rest were chosen on dev splits (docs/few-labels.md): a round continues from the last round's model
+    once that round trained on 10 labelled rows a class, and before that starts from the base (a model fit to a
+    handful of rows per class was a worse start on SST-2's dev split, a better one after); each round trains 10
+    epochs and at least 15 steps for each of the dataset's classes (TREC-6's six classes gained from 90 steps in the
+    first rounds; SST-2's two lost at 90 and were level from 10 to 50), and SCALe encodes two dropout views (0.0 and
+    0.1) instead of the paper's five, which pays for the epochs. ``head_learning_rate`` is ours (SetFit's head
+    default): at 2e-5 a new linear head barely moves in the few dozen steps a small pool gives (measured in
+    docs/scale.md). λ, τ and the dropout rates follow :class:`~st_contrastive.config.objectives.SCALeObjective`'s
+    rules; the optimiser's follow :class:`~st_contrastive.config.training.TrainSettings`'."""
 
     epochs: float = field(default=10.0, metadata=_help("passes over the labelled rows"))
     min_steps: int = field(default=10, metadata=_help("at least this many steps a round"))
@@ -48,8 +49,16 @@ class RoundTraining:
     warm_start: bool = field(
         default=True,
         metadata=_help(
-            "start each round from the previous round's model (encoder and head); off: from the base model, as the "
-            "paper does (supcon-ce, ce)"
+            "start a round from the previous round's model (encoder and head) once that round had "
+            "--warm-start-min-per-class labels a class; off: every round from the base model, as the paper does "
+            "(supcon-ce, ce)"
+        ),
+    )
+    warm_start_min_per_class: int = field(
+        default=10,
+        metadata=_help(
+            "with --warm-start, continue from the last round only when it trained on at least this many labelled rows "
+            "per class of the dataset, and before that from the base model; 0: from the second round on"
         ),
     )
     new_head: bool = field(
@@ -74,8 +83,14 @@ class RoundTraining:
         at_least("min_steps_per_class", self.min_steps_per_class, 0)
         positive("head_learning_rate", self.head_learning_rate)
         SCALeObjective(self.supcon_weight, self.temperature, tuple(self.dropout_rates))
+        at_least("warm_start_min_per_class", self.warm_start_min_per_class, 0)
         at_least("siamese_repeats", self.siamese_repeats, 1)
         at_least("max_seq_length", self.max_seq_length, 1)
+
+    def continues_from(self, last_labelled: int, classes: int) -> bool:
+        """Whether a round starts from the model of a last round that trained on ``last_labelled`` rows of a dataset
+        with ``classes`` labels, rather than from the base."""
+        return self.warm_start and last_labelled >= self.warm_start_min_per_class * classes
 
 
 # Arms trained on the labelled sets of the first objective's arm (no acquisition of their own): SetFit at the

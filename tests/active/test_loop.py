@@ -785,9 +785,18 @@ def test_dev_size_evaluates_on_held_out_train_rows_and_never_reads_the_test_spli
         full.with_dev_split(24, seed=0)
 
 
-@pytest.mark.parametrize("warm_start", [True, False], ids=["warm-start (default)", "no-warm-start"])
+@pytest.mark.parametrize(
+    "rounds, started_from",
+    [
+        ({"warm_start_min_per_class": 0}, ["base", "round 0", "round 1"]),
+        ({"warm_start": False}, ["base", "base", "base"]),
+        # 3 classes: round 0's 6 rows are 2 a class, round 1's 12 are 4
+        ({"warm_start_min_per_class": 3}, ["base", "base", "round 1"]),
+    ],
+    ids=["warm-start from the second round", "no-warm-start", "warm-start-min-per-class"],
+)
 def test_each_round_continues_from_the_last_rounds_model_unless_told_to_start_from_the_base(
-    dataset_csv, base_model, tmp_path, monkeypatch, warm_start
+    dataset_csv, base_model, tmp_path, monkeypatch, rounds, started_from
 ):
     from st_contrastive.active import objectives
 
@@ -803,16 +812,21 @@ def test_each_round_continues_from_the_last_rounds_model_unless_told_to_start_fr
         base_model,
         tmp_path / "run",
         acquisitions=["random"],
-        training=RoundTraining(epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4, warm_start=warm_start),
+        training=RoundTraining(epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4, **rounds),
     )
     loop_module.run_active_learning(run, progress=False)
     arm = tmp_path / "run" / "arms" / "ce-random-seed0"
-    if warm_start:
-        assert starts == [None, arm / "model", arm / "model"]
-        assert [r["started_from"] for r in ArmState.load(arm).rounds] == ["base", "round 0", "round 1"]
-    else:
-        assert starts == [None, None, None]
-        assert [r["started_from"] for r in ArmState.load(arm).rounds] == ["base", "base", "base"]
+    assert [r["started_from"] for r in ArmState.load(arm).rounds] == started_from
+    assert starts == [None if start == "base" else arm / "model" for start in started_from]
+
+
+def test_a_round_continues_from_the_last_once_it_trained_on_enough_rows_a_class():
+    floor = RoundTraining()  # the default: 10 rows a class
+    assert not floor.continues_from(15, 6) and floor.continues_from(60, 6) and not floor.continues_from(59, 6)
+    assert RoundTraining(warm_start_min_per_class=0).continues_from(1, 6)
+    assert not RoundTraining(warm_start=False).continues_from(10**6, 2)
+    with pytest.raises(ValueError, match="warm_start_min_per_class=-1: must be at least 0"):
+        RoundTraining(warm_start_min_per_class=-1)
 
 
 @pytest.mark.parametrize(
