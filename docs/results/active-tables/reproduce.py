@@ -25,6 +25,7 @@ import results_script
 DATASETS = {"trec": "TREC-6", "sst2": "SST-2", "sst5": "SST-5"}
 PERCENTS = ("1", "5", "10", "15")
 STEP_FLOOR_READ = ("trec",)  # test splits read at the step floor's defaults so far
+WARM_FLOOR_SETFIT = ("trec",)  # test splits whose today's-defaults run has SetFit's and the floor's arms so far
 SIMULATED = [
     "active",
     "--num-seeds",
@@ -38,8 +39,10 @@ SIMULATED = [
     "--budget",
     "0.15",
 ]
-# Every run before the floor per class (issue 51) had none: their commands turn it off.
+# Every run before the floor per class (issue 51) had none: their commands turn it off. And every warm-started run
+# before the warm start's floor continued from round 0 on.
 NO_CLASS_FLOOR = ["--min-steps-per-class", "0"]
+WARM_FROM_ROUND_ONE = ["--warm-start", "--warm-start-min-per-class", "0"]
 # The paper's rounds, before the dev-split choice: 3 epochs over five dropout views.
 PAPER_ROUNDS = [
     "--epochs",
@@ -66,10 +69,10 @@ DEV = [
     "--dev-size",
     "500",
 ]
-CHOSEN = ["--epochs", "10", "--dropout-rates", "0.0", "0.1", "--warm-start"]  # the dev split's choice then
+CHOSEN = ["--epochs", "10", "--dropout-rates", "0.0", "0.1", *WARM_FROM_ROUND_ONE]  # the dev split's choice then
 KMEANS_DEV = [*CHOSEN, "--acquisition", "kmeans"]
 # The rounds' budget before the step floor was chosen (issue 51): the k-means runs below were made with it.
-BEFORE_FLOOR = ["--epochs", "10", "--min-steps", "10", *NO_CLASS_FLOOR]
+BEFORE_FLOOR = ["--epochs", "10", "--min-steps", "10", *NO_CLASS_FLOOR, *WARM_FROM_ROUND_ONE]
 TEST = [
     *SIMULATED,
     "--objective",
@@ -83,8 +86,9 @@ TEST = [
     "logreg",
 ]
 KMEANS = [*SIMULATED, "--objective", "supcon-ce", "--acquisition", "kmeans", "--reference", "setfit-defaults", "logreg"]
-WARM_TEST = [*SIMULATED, "--objective", "supcon-ce", "--acquisition", "random", *PAPER_ROUNDS, "--warm-start"]
+WARM_TEST = [*SIMULATED, "--objective", "supcon-ce", "--acquisition", "random", *PAPER_ROUNDS, *WARM_FROM_ROUND_ONE]
 
+WARM10 = "the same, from the base until a round had 10 labels a class (`--warm-start-min-per-class 10`)"
 KMEANS_DEV_ARMS = {
     "min30": ["--min-steps", "30"],
     "min50": ["--min-steps", "50"],
@@ -95,6 +99,7 @@ KMEANS_DEV_ARMS = {
     "flat90": ["--min-steps", "90", "--epochs", "1"],
     "min90": ["--min-steps", "90"],
     "per-class-cold": ["--min-steps-per-class", "15", "--no-warm-start"],
+    "per-class-warm10": ["--min-steps-per-class", "15", "--warm-start-min-per-class", "10"],
 }
 # run folder -> the `st-contrastive` arguments that made it (without --output)
 RUNS: dict[str, list[str]] = {
@@ -103,7 +108,7 @@ RUNS: dict[str, list[str]] = {
         for dataset in ("trec", "sst2")
         for arm, options in {
             "cold": [*PAPER_ROUNDS, "--no-warm-start"],
-            "warm": [*PAPER_ROUNDS, "--warm-start"],
+            "warm": [*PAPER_ROUNDS, *WARM_FROM_ROUND_ONE],
             "warm-e10-v2": CHOSEN,
             "warm-e10-v2-head3e-2": [*CHOSEN, "--head-learning-rate", "3e-2"],
             "warm-e10-v2-kmeans": KMEANS_DEV,
@@ -125,18 +130,37 @@ RUNS: dict[str, list[str]] = {
         f"al-dev-{dataset}-warm-e10-v2-kmeans-{arm}": [*DEV, "--dataset", dataset, *KMEANS_DEV, *KMEANS_DEV_ARMS[arm]]
         for dataset, arms in {
             "trec": KMEANS_DEV_ARMS,
-            "sst2": ("min30", "min50", "min50-e8", "min50-refithead", "flat90", "min90", "per-class-cold"),
+            "sst2": (
+                "min30",
+                "min50",
+                "min50-e8",
+                "min50-refithead",
+                "flat90",
+                "min90",
+                "per-class-cold",
+                "per-class-warm10",
+            ),
         }.items()
         for arm in arms
     },
     **{f"al-{dataset}": [*TEST, "--dataset", dataset, *BEFORE_FLOOR] for dataset in DATASETS},
     **{f"al-{dataset}-kmeans": [*KMEANS, *BEFORE_FLOOR, "--dataset", dataset] for dataset in DATASETS},
-    # the same at the step floor chosen then (issue 51), and at today's defaults, a floor per class
+    # the same at the step floor chosen then (issue 51), at a floor per class, and at today's defaults: warm from a
+    # round with 10 labels a class
     **{
-        f"al-{dataset}-kmeans-min50": [*KMEANS, "--min-steps", "50", *NO_CLASS_FLOOR, "--dataset", dataset]
+        f"al-{dataset}-kmeans-min50": [
+            *KMEANS,
+            "--min-steps",
+            "50",
+            *NO_CLASS_FLOOR,
+            *WARM_FROM_ROUND_ONE,
+            "--dataset",
+            dataset,
+        ]
         for dataset in DATASETS
     },
-    **{f"al-{dataset}-kmeans-per-class": [*KMEANS, "--dataset", dataset] for dataset in DATASETS},
+    **{f"al-{dataset}-kmeans-per-class": [*KMEANS, *WARM_FROM_ROUND_ONE, "--dataset", dataset] for dataset in DATASETS},
+    **{f"al-{dataset}-kmeans-warm10": [*KMEANS, "--dataset", dataset] for dataset in DATASETS},
     "al-sst2-references": [
         *SIMULATED,
         "--dataset",
@@ -192,9 +216,10 @@ RUNS: dict[str, list[str]] = {
         "--no-warm-start",
     ],
 }
-# Today's defaults' dev rows (15 steps a class: 90 on TREC-6, 30 on SST-2), with SetFit and the floor on their rows.
-DEV_TODAY = {"trec": "al-dev-trec-warm-e10-v2-kmeans-min90", "sst2": "al-dev-sst2-warm-e10-v2-kmeans-min30"}
-for run in DEV_TODAY.values():
+# The floor per class's dev rows (15 steps a class: 90 on TREC-6, 30 on SST-2), with SetFit and the floor on their
+# rows.
+DEV_CLASS_FLOOR = {"trec": "al-dev-trec-warm-e10-v2-kmeans-min90", "sst2": "al-dev-sst2-warm-e10-v2-kmeans-min30"}
+for run in DEV_CLASS_FLOOR.values():
     RUNS[run] += ["--min-steps-per-class", "15", "--reference", "setfit-defaults", "logreg"]
 
 
@@ -355,26 +380,43 @@ LAYOUTS: dict[str, Table] = {
         dev_rows(
             "trec",
             {
-                "warm-e10-v2-kmeans-min90": "today's defaults (90 steps: 15 a class), each round from the last",
+                "warm-e10-v2-kmeans-min90": "the floor per class (90 steps: 15 a class), each round from the last",
                 "warm-e10-v2-kmeans-per-class-cold": "the same, each round from the base (`--no-warm-start`)",
+                "warm-e10-v2-kmeans-per-class-warm10": WARM10,
             },
         )
         + dev_rows(
             "sst2",
             {
-                "warm-e10-v2-kmeans-min30": "today's defaults (30 steps: 15 a class), each round from the last",
+                "warm-e10-v2-kmeans-min30": "the floor per class (30 steps: 15 a class), each round from the last",
                 "warm-e10-v2-kmeans-per-class-cold": "the same, each round from the base (`--no-warm-start`)",
+                "warm-e10-v2-kmeans-per-class-warm10": WARM10,
             },
         ),
         (MEAN, "training s / round", "steps / round"),
     ),
-    "dev-class-floor": kmeans_table(DEV_TODAY, (MEAN, "training s / round", "steps / round")),
+    "dev-class-floor": kmeans_table(DEV_CLASS_FLOOR, (MEAN, "training s / round", "steps / round")),
     "test-kmeans": kmeans_table(read_on("al-{}-kmeans", DATASETS), ("training s / round",)),
     "test-step-floor": kmeans_table(
         read_on("al-{}-kmeans-min50", STEP_FLOOR_READ), ("training s / round", "steps / round")
     ),
     "test-class-floor": kmeans_table(
         read_on("al-{}-kmeans-per-class", DATASETS), ("training s / round", "steps / round")
+    ),
+    # today's defaults: SCALe against the floor per class it replaced, then beside SetFit and the floor
+    "test-warm-floor-scale": Table(
+        ("dataset", "rounds"),
+        tuple(
+            Row((DATASETS[dataset], name), run.format(dataset))
+            for dataset in DATASETS
+            for run, name in {
+                "al-{}-kmeans-per-class": "the floor per class, each round from the last",
+                "al-{}-kmeans-warm10": "today's defaults: from the base until a round had 10 labels a class",
+            }.items()
+        ),
+    ),
+    "test-warm-floor": kmeans_table(
+        read_on("al-{}-kmeans-warm10", WARM_FLOOR_SETFIT), ("training s / round", "steps / round")
     ),
     "dev-warm-start": Table(
         ("dataset", "rounds start from"),
@@ -443,13 +485,14 @@ LAYOUTS["test-warm-start"] = Table(
 # The three test runs at the defaults, each as its own command prints it.
 OWN_TABLES = {f"test-{dataset}": f"al-{dataset}" for dataset in ("trec", "sst2", "sst5")}
 # SCALe against SetFit at its settings on the same k-means rows: accuracy points, and training time as a share; at
-# the defaults before the step floor, and at today's (the datasets whose test splits were read with them); and
-# today's on the dev splits.
+# the defaults before the step floor, at the step floor and at the floor per class (the datasets whose test splits
+# were read with them); and the floor per class on the dev splits.
 DIFFERENCES = {
     "test-kmeans-against-setfit": read_on("al-{}-kmeans", DATASETS),
     "test-step-floor-against-setfit": read_on("al-{}-kmeans-min50", STEP_FLOOR_READ),
     "test-class-floor-against-setfit": read_on("al-{}-kmeans-per-class", DATASETS),
-    "dev-class-floor-against-setfit": DEV_TODAY,  # today's defaults' dev rows
+    "test-warm-floor-against-setfit": read_on("al-{}-kmeans-warm10", WARM_FLOOR_SETFIT),
+    "dev-class-floor-against-setfit": DEV_CLASS_FLOOR,
 }
 
 
@@ -517,9 +560,45 @@ def differences(name: str, runs: Path) -> str:
     return "\n".join(lines)
 
 
+# Today's defaults' 5 % round against SetFit on the same rows, read from the floor per class's run: the two runs'
+# first two rounds label the same rows (the 15-label round starts from the base in both, and k-means picks the next
+# rows with its model), so SetFit's arm there is SetFit on today's 5 % rows until today's runs have their own.
+SAME_FIRST_ROUNDS = {"test-warm-floor-5-against-setfit": ("al-{}-kmeans-warm10", "al-{}-kmeans-per-class")}
+
+
+def labelled_sets(run: str, objective: str, seed: int, runs: Path) -> list[list]:
+    state = json.loads((runs / run / "arms" / f"{objective}-kmeans-seed{seed}" / "state.json").read_text())
+    return [state["labelled"][: r["labelled"]] for r in state["rounds"]]
+
+
+def five_percent_against_setfit(name: str, runs: Path) -> str:
+    """SCALe − SetFit at 5 %, by seed and on the mean, where SetFit trained on the same rows in another run."""
+    today, earlier = SAME_FIRST_ROUNDS[name]
+    lines = ["| dataset | SCALe at 5 %, by seed | SetFit at 5 %, by seed | SCALe − SetFit |", "|---|---|---|---|"]
+    for dataset, shown in DATASETS.items():
+        arms = {"supcon-ce": today.format(dataset), "setfit-defaults": earlier.format(dataset)}
+        at_5 = {
+            objective: {
+                r["seed"]: r["accuracy"]
+                for r in metrics(run, runs)
+                if r["objective"] == objective and r["percent"] == 5
+            }
+            for objective, run in arms.items()
+        }
+        for seed in at_5["supcon-ce"]:
+            if len({str(labelled_sets(run, objective, seed, runs)[:2]) for objective, run in arms.items()}) > 1:
+                raise SystemExit(f"{', '.join(arms.values())}: seed {seed}'s first two rounds labelled other rows")
+        by_seed = [", ".join(f"{a:.1f}" for a in at_5[objective].values()) for objective in arms]
+        mean = [sum(at_5[objective].values()) / len(at_5[objective]) for objective in arms]
+        lines.append(f"| {shown} | {by_seed[0]} | {by_seed[1]} | {signed(mean[0] - mean[1])} |")
+    return "\n".join(lines)
+
+
 def table_text(name: str, runs: Path = HERE.parent) -> str:
     if name in DIFFERENCES:
         return differences(name, runs)
+    if name in SAME_FIRST_ROUNDS:
+        return five_percent_against_setfit(name, runs)
     if name in OWN_TABLES:  # the command's own report, its legend of arms left out
         from st_contrastive.active.report import format_table, summarize
 
@@ -527,7 +606,9 @@ def table_text(name: str, runs: Path = HERE.parent) -> str:
     return markdown(LAYOUTS[name], runs)
 
 
-TABLES = {name: functools.partial(table_text, name) for name in [*LAYOUTS, *OWN_TABLES, *DIFFERENCES]}
+TABLES = {
+    name: functools.partial(table_text, name) for name in [*LAYOUTS, *OWN_TABLES, *DIFFERENCES, *SAME_FIRST_ROUNDS]
+}
 
 
 def main(argv: list[str] | None = None) -> None:
