@@ -13,20 +13,15 @@ import math
 from dataclasses import dataclass
 
 from st_contrastive.active.state import ArmState
-from st_contrastive.config.active_learning import RoundTraining
 
 SUFFIX = "-equal-compute"  # supcon-ce-equal-compute: the arm's name in the run folder and the tables
 
 
-def equal_compute_steps(
-    budget_seconds: float, seconds_per_step: float, labelled: int, classes: int, training: RoundTraining
-) -> int:
+def equal_compute_steps(budget_seconds: float, seconds_per_step: float, usual_steps: int) -> int:
     """The fewest steps that take ``budget_seconds`` at ``seconds_per_step``, and at least the usual round's."""
-    from st_contrastive.active.objectives import round_steps
-
     if seconds_per_step <= 0:
         raise ValueError(f"seconds per step must be positive, got {seconds_per_step}")
-    return max(round_steps(labelled, classes, training), math.ceil(budget_seconds / seconds_per_step - 1e-9))
+    return max(usual_steps, math.ceil(budget_seconds / seconds_per_step - 1e-9))
 
 
 def epochs(steps: int, labelled: int, batch_size: int) -> float:
@@ -41,7 +36,6 @@ class SetFitTimeBudget:
 
     budget: ArmState
     pace: ArmState
-    training: RoundTraining
 
     def seconds(self, round_number: int) -> float:
         return self.budget.rounds[round_number]["train_seconds"]
@@ -55,7 +49,8 @@ class SetFitTimeBudget:
             )
         return max(record["optimisation_seconds"], 1e-3) / record["steps"]
 
-    def steps(self, round_number: int, labelled: int, classes: int) -> int:
+    def steps(self, round_number: int) -> int:
+        """The round's steps: SetFit's seconds at the equal-step arm's pace, never fewer than that arm's steps."""
         return equal_compute_steps(
-            self.seconds(round_number), self.seconds_per_step(round_number), labelled, classes, self.training
+            self.seconds(round_number), self.seconds_per_step(round_number), self.pace.rounds[round_number]["steps"]
         )

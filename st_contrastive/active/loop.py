@@ -164,7 +164,7 @@ def _run_equal_compute_arms(config, data, base_model: str, acquisition: str, see
             seed,
             progress=progress,
             name=objective + SUFFIX,
-            budget=SetFitTimeBudget(setfit, pace, config.training),
+            budget=SetFitTimeBudget(setfit, pace),
         )
     return rows
 
@@ -277,9 +277,9 @@ def _train(config, data, state: ArmState, folder: Path, base_model, objective, s
     state.save(folder)
     ids, labels = list(state.labelled), list(state.labelled.values())
     classes = len(data.label_names)
-    steps = budget.steps(round_number, len(ids), classes) if budget else round_steps(len(ids), classes, config.training)
     # From the model the last round saved, once it trained on enough rows a class (a resumed run finds it there).
-    warm = state.rounds and config.training.continues_from(state.rounds[-1]["labelled"], classes)
+    warm = bool(state.rounds) and config.training.continues_from(state.rounds[-1]["labelled"], classes)
+    steps = budget.steps(round_number) if budget else round_steps(len(ids), classes, config.training, not warm)
     warm_from = folder / "model" if warm else None
     start = time.perf_counter()
     model = train_round(
@@ -346,6 +346,7 @@ def run_reference_arm(
             config.training,
             folder / "checkpoints",
             _round_seed(source.seed, round_number),
+            source.rounds[round_number]["steps"],
         )
         record = {
             "round": round_number,
@@ -373,8 +374,10 @@ def _train_reference(
     training,
     output_dir: Path,
     seed: int,
+    source_steps: int,
 ):
-    from st_contrastive.active.objectives import frozen_logistic_regression, round_steps
+    """``source_steps``: the steps the labelling arm's round trained, which SetFit at equal steps trains too."""
+    from st_contrastive.active.objectives import frozen_logistic_regression
     from st_contrastive.active.setfit_reference import train_setfit
 
     if reference == "logreg":
@@ -389,7 +392,7 @@ def _train_reference(
             label_names,
             output_dir,
             seed,
-            steps=round_steps(len(texts), len(label_names), training),
+            steps=source_steps,
             batch_size=training.batch_size,
             max_seq_length=training.max_seq_length,
         )

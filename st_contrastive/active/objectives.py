@@ -26,11 +26,12 @@ from st_contrastive.config.active_learning import OBJECTIVES, RoundTraining
 from st_contrastive.models.heads.label_classifier import LabelClassifier
 
 
-def round_steps(labelled: int, classes: int, training: RoundTraining) -> int:
-    """Optimisation steps of a round with ``labelled`` rows of a dataset with ``classes`` labels: ``epochs`` passes,
-    at least ``min_steps`` and ``min_steps_per_class`` × ``classes``."""
+def round_steps(labelled: int, classes: int, training: RoundTraining, from_base: bool = True) -> int:
+    """Optimisation steps of a round with ``labelled`` rows of a dataset with ``classes`` labels, from the base model
+    or from the last round's: its epochs (:meth:`RoundTraining.epochs_of`), at least ``min_steps`` and
+    ``min_steps_per_class`` × ``classes``."""
     floor = max(training.min_steps, training.min_steps_per_class * classes)
-    return max(floor, math.ceil(training.epochs * math.ceil(labelled / training.batch_size)))
+    return max(floor, math.ceil(training.epochs_of(from_base) * math.ceil(labelled / training.batch_size)))
 
 
 @dataclass

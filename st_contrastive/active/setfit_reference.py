@@ -1,5 +1,5 @@
 """The SetFit reference arms (what a sentence-transformers user picks today for few labels), on the labelled sets of
-the first objective's arm: ``setfit`` takes the objectives' step count (``round_steps``) and token limit, everything
+the first objective's arm: ``setfit`` takes the step count of that arm's round and its token limit, everything
 else SetFit's default; ``setfit-defaults`` is SetFit as its documentation runs it, 20 pair iterations."""
 
 from __future__ import annotations

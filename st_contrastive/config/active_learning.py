@@ -32,6 +32,13 @@ class RoundTraining:
     rules; the optimiser's follow :class:`~st_contrastive.config.training.TrainSettings`'."""
 
     epochs: float = field(default=10.0, metadata=_help("passes over the labelled rows"))
+    from_base_epochs: float | None = field(
+        default=None,
+        metadata=_help(
+            "passes over the labelled rows in a round that starts from the base model rather than the last round's "
+            "(unset: --epochs)"
+        ),
+    )
     min_steps: int = field(default=10, metadata=_help("at least this many steps a round"))
     min_steps_per_class: int = field(
         default=15, metadata=_help("at least this many steps a round for each of the dataset's classes")
@@ -79,6 +86,8 @@ class RoundTraining:
 
     def __post_init__(self) -> None:
         TrainSettings(batch_size=self.batch_size, learning_rate=self.learning_rate, epochs=self.epochs)
+        if self.from_base_epochs is not None:
+            positive("from_base_epochs", self.from_base_epochs)
         at_least("min_steps", self.min_steps, 1)
         at_least("min_steps_per_class", self.min_steps_per_class, 0)
         positive("head_learning_rate", self.head_learning_rate)
@@ -91,6 +100,10 @@ class RoundTraining:
         """Whether a round starts from the model of a last round that trained on ``last_labelled`` rows of a dataset
         with ``classes`` labels, rather than from the base."""
         return self.warm_start and last_labelled >= self.warm_start_min_per_class * classes
+
+    def epochs_of(self, from_base: bool) -> float:
+        """Passes over the labelled rows of a round that starts from the base model or from the last round's."""
+        return self.from_base_epochs if from_base and self.from_base_epochs is not None else self.epochs
 
 
 # Arms trained on the labelled sets of the first objective's arm (no acquisition of their own): SetFit at the

@@ -632,6 +632,18 @@ def test_a_round_trains_its_epochs_and_at_least_both_floors(labelled, classes, s
     assert round_steps(labelled, classes, training) == steps
 
 
+def test_a_round_from_the_base_trains_its_own_epochs_where_given():
+    from st_contrastive.active.objectives import round_steps
+
+    training = RoundTraining(epochs=10, from_base_epochs=40, min_steps=10, min_steps_per_class=15, batch_size=16)
+    assert round_steps(75, 2, training, from_base=True) == 200  # 5 batches, 40 passes
+    assert round_steps(75, 2, training, from_base=False) == 50
+    assert round_steps(15, 6, training, from_base=True) == 90  # the class floor still holds
+    assert round_steps(75, 2, RoundTraining(epochs=10, batch_size=16), from_base=True) == 50  # unset: --epochs
+    with pytest.raises(ValueError, match="from_base_epochs=0"):
+        RoundTraining(from_base_epochs=0)
+
+
 def test_min_steps_per_class_is_refused_below_zero():
     with pytest.raises(ValueError, match="min_steps_per_class"):
         RoundTraining(min_steps_per_class=-1)
@@ -642,16 +654,15 @@ def test_equal_compute_steps_fill_the_setfit_time_and_never_fall_below_the_usual
     from st_contrastive.active.objectives import round_steps
 
     training = RoundTraining(epochs=3, min_steps=10, min_steps_per_class=0, batch_size=16)
+    usual = round_steps(75, 6, training)  # the equal-step arm's round: 15 steps
     # SetFit at its defaults took 61.3 s; a step of this arm takes 0.4 s: 154 steps (153.25 rounded up).
-    steps = equal_compute_steps(61.3, 0.4, labelled=75, classes=6, training=training)
+    steps = equal_compute_steps(61.3, 0.4, usual)
     assert steps == 154 and steps * 0.4 >= 61.3 > (steps - 1) * 0.4
     assert epochs(steps, 75, 16) == pytest.approx(154 / 5, abs=0.01)  # 75 rows: 5 batches an epoch
-    assert (
-        equal_compute_steps(2.0, 0.4, labelled=75, classes=6, training=training) == round_steps(75, 6, training) == 15
-    )
-    assert equal_compute_steps(8.0, 0.5, labelled=15, classes=6, training=training) == 16  # exactly 16 steps' worth
+    assert equal_compute_steps(2.0, 0.4, usual) == usual == 15
+    assert equal_compute_steps(8.0, 0.5, 10) == 16  # exactly 16 steps' worth
     with pytest.raises(ValueError, match="seconds per step must be positive"):
-        equal_compute_steps(8.0, 0.0, labelled=15, classes=6, training=training)
+        equal_compute_steps(8.0, 0.0, 10)
 
 
 def test_reference_arms_and_equal_compute_arms_on_a_trec_slice(base_model, tmp_path):
@@ -690,7 +701,11 @@ def test_reference_arms_and_equal_compute_arms_on_a_trec_slice(base_model, tmp_p
     for round_number, labelled in enumerate([5, 10]):
         for reference in ("setfit", "setfit-defaults", "logreg"):
             assert state[reference].labelled_at(round_number) == state["supcon-ce"].labelled_at(round_number)
-        assert state["setfit"].rounds[round_number]["steps"] == round_steps(labelled, 6, training)
+        assert (
+            state["setfit"].rounds[round_number]["steps"]
+            == state["supcon-ce"].rounds[round_number]["steps"]
+            == round_steps(labelled, 6, training)
+        )
         # SetFit's defaults: 20 positive and 20 negative pairs per labelled row, one epoch of 16 pairs a step.
         assert state["setfit-defaults"].rounds[round_number]["steps"] == math.ceil(
             2 * SETFIT_PAIR_ITERATIONS * labelled / 16
@@ -701,7 +716,7 @@ def test_reference_arms_and_equal_compute_arms_on_a_trec_slice(base_model, tmp_p
             timed = state[f"{objective}-equal-compute"].rounds[round_number]
             seconds_per_step = pace["optimisation_seconds"] / pace["steps"]
             assert timed["budget_seconds"] == budget
-            assert timed["steps"] == equal_compute_steps(budget, seconds_per_step, labelled, 6, training)
+            assert timed["steps"] == equal_compute_steps(budget, seconds_per_step, pace["steps"])
             # enough steps to fill the budget, to the product's tolerance: seconds kept to 2 and 3 decimals make
             # exact multiples (10 steps of 0.194 s for 1.94 s), which float products miss by 1e-16
             assert timed["steps"] >= budget / seconds_per_step - 1e-9 and timed["steps"] >= pace["steps"]
@@ -792,8 +807,9 @@ def test_dev_size_evaluates_on_held_out_train_rows_and_never_reads_the_test_spli
         ({"warm_start": False}, ["base", "base", "base"]),
         # 3 classes: round 0's 6 rows are 2 a class, round 1's 12 are 4
         ({"warm_start_min_per_class": 3}, ["base", "base", "round 1"]),
+        ({"warm_start_min_per_class": 3, "from_base_epochs": 3}, ["base", "base", "round 1"]),
     ],
-    ids=["warm-start from the second round", "no-warm-start", "warm-start-min-per-class"],
+    ids=["warm-start from the second round", "no-warm-start", "warm-start-min-per-class", "from-base-epochs"],
 )
 def test_each_round_continues_from_the_last_rounds_model_unless_told_to_start_from_the_base(
     dataset_csv, base_model, tmp_path, monkeypatch, rounds, started_from
@@ -807,17 +823,17 @@ def test_each_round_continues_from_the_last_rounds_model_unless_told_to_start_fr
         return train_round(*args, **kwargs)
 
     monkeypatch.setattr(objectives, "train_round", spy)
-    run = config(
-        dataset_csv,
-        base_model,
-        tmp_path / "run",
-        acquisitions=["random"],
-        training=RoundTraining(epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4, **rounds),
-    )
+    training = RoundTraining(epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4, **rounds)
+    run = config(dataset_csv, base_model, tmp_path / "run", acquisitions=["random"], training=training)
     loop_module.run_active_learning(run, progress=False)
     arm = tmp_path / "run" / "arms" / "ce-random-seed0"
-    assert [r["started_from"] for r in ArmState.load(arm).rounds] == started_from
+    records = ArmState.load(arm).rounds
+    assert [r["started_from"] for r in records] == started_from
     assert starts == [None if start == "base" else arm / "model" for start in started_from]
+    # a round from the base trains --from-base-epochs where given (6 and 12 rows: 2 and 3 batches of 4, 3 passes)
+    expected = [objectives.round_steps(r["labelled"], 3, training, r["started_from"] == "base") for r in records]
+    assert [r["steps"] for r in records] == expected
+    assert expected[:2] == ([6, 9] if "from_base_epochs" in rounds else [2, 3])
 
 
 def test_a_round_continues_from_the_last_once_it_trained_on_enough_rows_a_class():
