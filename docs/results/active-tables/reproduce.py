@@ -25,7 +25,6 @@ import results_script
 DATASETS = {"trec": "TREC-6", "sst2": "SST-2", "sst5": "SST-5"}
 PERCENTS = ("1", "5", "10", "15")
 STEP_FLOOR_READ = ("trec",)  # test splits read at the step floor's defaults so far
-WARM_FLOOR_SETFIT = ("trec",)  # test splits whose today's-defaults run has SetFit's and the floor's arms so far
 SIMULATED = [
     "active",
     "--num-seeds",
@@ -100,6 +99,14 @@ KMEANS_DEV_ARMS = {
     "min90": ["--min-steps", "90"],
     "per-class-cold": ["--min-steps-per-class", "15", "--no-warm-start"],
     "per-class-warm10": ["--min-steps-per-class", "15", "--warm-start-min-per-class", "10"],
+    "per-class-warm10-base-e30": [
+        "--min-steps-per-class",
+        "15",
+        "--warm-start-min-per-class",
+        "10",
+        "--from-base-epochs",
+        "30",
+    ],
 }
 # run folder -> the `st-contrastive` arguments that made it (without --output)
 RUNS: dict[str, list[str]] = {
@@ -139,6 +146,7 @@ RUNS: dict[str, list[str]] = {
                 "min90",
                 "per-class-cold",
                 "per-class-warm10",
+                "per-class-warm10-base-e30",
             ),
         }.items()
         for arm in arms
@@ -396,6 +404,22 @@ LAYOUTS: dict[str, Table] = {
         (MEAN, "training s / round", "steps / round"),
     ),
     "dev-class-floor": kmeans_table(DEV_CLASS_FLOOR, (MEAN, "training s / round", "steps / round")),
+    "dev-from-base-epochs": Table(
+        ("dataset", "rounds"),
+        tuple(
+            row
+            for dataset in ("trec", "sst2")
+            for row in dev_rows(
+                dataset,
+                {
+                    "warm-e10-v2-kmeans-per-class-warm10": "today's defaults: 10 passes in every round",
+                    "warm-e10-v2-kmeans-per-class-warm10-base-e30": "the same, 30 passes in a round from the base "
+                    "(`--from-base-epochs 30`)",
+                },
+            )
+        ),
+        (MEAN, "training s / round", "steps / round"),
+    ),
     "test-kmeans": kmeans_table(read_on("al-{}-kmeans", DATASETS), ("training s / round",)),
     "test-step-floor": kmeans_table(
         read_on("al-{}-kmeans-min50", STEP_FLOOR_READ), ("training s / round", "steps / round")
@@ -416,7 +440,7 @@ LAYOUTS: dict[str, Table] = {
         ),
     ),
     "test-warm-floor": kmeans_table(
-        read_on("al-{}-kmeans-warm10", WARM_FLOOR_SETFIT), ("training s / round", "steps / round")
+        read_on("al-{}-kmeans-warm10", DATASETS), ("training s / round", "steps / round")
     ),
     "dev-warm-start": Table(
         ("dataset", "rounds start from"),
@@ -491,7 +515,7 @@ DIFFERENCES = {
     "test-kmeans-against-setfit": read_on("al-{}-kmeans", DATASETS),
     "test-step-floor-against-setfit": read_on("al-{}-kmeans-min50", STEP_FLOOR_READ),
     "test-class-floor-against-setfit": read_on("al-{}-kmeans-per-class", DATASETS),
-    "test-warm-floor-against-setfit": read_on("al-{}-kmeans-warm10", WARM_FLOOR_SETFIT),
+    "test-warm-floor-against-setfit": read_on("al-{}-kmeans-warm10", DATASETS),
     "dev-class-floor-against-setfit": DEV_CLASS_FLOOR,
 }
 
@@ -560,10 +584,22 @@ def differences(name: str, runs: Path) -> str:
     return "\n".join(lines)
 
 
-# Today's defaults' 5 % round against SetFit on the same rows, read from the floor per class's run: the two runs'
-# first two rounds label the same rows (the 15-label round starts from the base in both, and k-means picks the next
-# rows with its model), so SetFit's arm there is SetFit on today's 5 % rows until today's runs have their own.
-SAME_FIRST_ROUNDS = {"test-warm-floor-5-against-setfit": ("al-{}-kmeans-warm10", "al-{}-kmeans-per-class")}
+# SCALe − SetFit at 5 %, by seed, {row: (SCALe's run, SetFit's run)}. SetFit's arm may be another run's that
+# labelled the same rows in its first two rounds (the 15-label round starts from the base in both, and k-means picks
+# the next rows with its model): the script refuses the table where a seed's rows differ.
+FIVE_PERCENT = {
+    "test-warm-floor-5-against-setfit": {
+        DATASETS[dataset]: (f"al-{dataset}-kmeans-warm10",) * 2 for dataset in DATASETS
+    },
+    "dev-from-base-epochs-5-against-setfit": {
+        f"{dataset}, {name}": (f"al-dev-{dataset}-warm-e10-v2-kmeans-{arm}", DEV_CLASS_FLOOR[dataset])
+        for dataset in ("trec", "sst2")
+        for arm, name in {
+            "per-class-warm10": "today's defaults",
+            "per-class-warm10-base-e30": "`--from-base-epochs 30`",
+        }.items()
+    },
+}
 
 
 def labelled_sets(run: str, objective: str, seed: int, runs: Path) -> list[list]:
@@ -572,11 +608,10 @@ def labelled_sets(run: str, objective: str, seed: int, runs: Path) -> list[list]
 
 
 def five_percent_against_setfit(name: str, runs: Path) -> str:
-    """SCALe − SetFit at 5 %, by seed and on the mean, where SetFit trained on the same rows in another run."""
-    today, earlier = SAME_FIRST_ROUNDS[name]
+    """SCALe − SetFit at 5 %, by seed and on the mean, on the same rows (:data:`FIVE_PERCENT`)."""
     lines = ["| dataset | SCALe at 5 %, by seed | SetFit at 5 %, by seed | SCALe − SetFit |", "|---|---|---|---|"]
-    for dataset, shown in DATASETS.items():
-        arms = {"supcon-ce": today.format(dataset), "setfit-defaults": earlier.format(dataset)}
+    for shown, (scale_run, setfit_run) in FIVE_PERCENT[name].items():
+        arms = {"supcon-ce": scale_run, "setfit-defaults": setfit_run}
         at_5 = {
             objective: {
                 r["seed"]: r["accuracy"]
@@ -586,11 +621,11 @@ def five_percent_against_setfit(name: str, runs: Path) -> str:
             for objective, run in arms.items()
         }
         for seed in at_5["supcon-ce"]:
-            today_rows, earlier_rows = (
+            scale_rows, setfit_rows = (
                 labelled_sets(run, objective, seed, runs)[:2] for objective, run in arms.items()
             )
-            if today_rows != earlier_rows:
-                raise SystemExit(f"{', '.join(arms.values())}: seed {seed}'s first two rounds labelled other rows")
+            if scale_rows != setfit_rows:
+                raise SystemExit(f"{scale_run}, {setfit_run}: seed {seed}'s first two rounds labelled other rows")
         by_seed = [", ".join(f"{a:.1f}" for a in at_5[objective].values()) for objective in arms]
         mean = [sum(at_5[objective].values()) / len(at_5[objective]) for objective in arms]
         lines.append(f"| {shown} | {by_seed[0]} | {by_seed[1]} | {signed(mean[0] - mean[1])} |")
@@ -600,7 +635,7 @@ def five_percent_against_setfit(name: str, runs: Path) -> str:
 def table_text(name: str, runs: Path = HERE.parent) -> str:
     if name in DIFFERENCES:
         return differences(name, runs)
-    if name in SAME_FIRST_ROUNDS:
+    if name in FIVE_PERCENT:
         return five_percent_against_setfit(name, runs)
     if name in OWN_TABLES:  # the command's own report, its legend of arms left out
         from st_contrastive.active.report import format_table, summarize
@@ -610,7 +645,7 @@ def table_text(name: str, runs: Path = HERE.parent) -> str:
 
 
 TABLES = {
-    name: functools.partial(table_text, name) for name in [*LAYOUTS, *OWN_TABLES, *DIFFERENCES, *SAME_FIRST_ROUNDS]
+    name: functools.partial(table_text, name) for name in [*LAYOUTS, *OWN_TABLES, *DIFFERENCES, *FIVE_PERCENT]
 }
 
 
