@@ -439,9 +439,7 @@ LAYOUTS: dict[str, Table] = {
             }.items()
         ),
     ),
-    "test-warm-floor": kmeans_table(
-        read_on("al-{}-kmeans-warm10", DATASETS), ("training s / round", "steps / round")
-    ),
+    "test-warm-floor": kmeans_table(read_on("al-{}-kmeans-warm10", DATASETS), ("training s / round", "steps / round")),
     "dev-warm-start": Table(
         ("dataset", "rounds start from"),
         tuple(
@@ -621,9 +619,7 @@ def five_percent_against_setfit(name: str, runs: Path) -> str:
             for objective, run in arms.items()
         }
         for seed in at_5["supcon-ce"]:
-            scale_rows, setfit_rows = (
-                labelled_sets(run, objective, seed, runs)[:2] for objective, run in arms.items()
-            )
+            scale_rows, setfit_rows = (labelled_sets(run, objective, seed, runs)[:2] for objective, run in arms.items())
             if scale_rows != setfit_rows:
                 raise SystemExit(f"{scale_run}, {setfit_run}: seed {seed}'s first two rounds labelled other rows")
         by_seed = [", ".join(f"{a:.1f}" for a in at_5[objective].values()) for objective in arms]
@@ -644,9 +640,7 @@ def table_text(name: str, runs: Path = HERE.parent) -> str:
     return markdown(LAYOUTS[name], runs)
 
 
-TABLES = {
-    name: functools.partial(table_text, name) for name in [*LAYOUTS, *OWN_TABLES, *DIFFERENCES, *FIVE_PERCENT]
-}
+TABLES = {name: functools.partial(table_text, name) for name in [*LAYOUTS, *OWN_TABLES, *DIFFERENCES, *FIVE_PERCENT]}
 
 
 def main(argv: list[str] | None = None) -> None:
