@@ -79,6 +79,7 @@ config = ActiveLearningConfig(
     output=args.output,
     training=RoundTraining(
         epochs=args.epochs,
+        from_base_epochs=args.epochs,  # every round starts from the base: the same passes in each
         min_steps=args.min_steps,
         min_steps_per_class=0,  # the floor is MIN_STEPS alone, whatever the classes
         batch_size=BATCH_SIZE,

@@ -79,6 +79,7 @@ CAPS: dict[str, dict[str, int]] = {
         "--budget": 0.01,
         "--test-size": 40,
         "--epochs": 1,
+        "--from-base-epochs": 1,
         "--min-steps": 2,
         "--min-steps-per-class": 0,
     },

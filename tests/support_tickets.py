@@ -97,6 +97,8 @@ def start_human_run(folder, model, held_out: bool = True) -> str:
             "0.5",
             "--epochs",
             "1",
+            "--from-base-epochs",
+            "1",
             "--min-steps",
             "2",
             "--min-steps-per-class",

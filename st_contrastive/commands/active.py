@@ -59,9 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
         "st-contrastive active",
         "Active learning (SCALe): a random seed set, then rounds that train, evaluate on the test split and acquire "
         "more rows, up to a budget. The paper's settings (1 % seed set, 1 % per round, 15 % budget, batch 16, lr 2e-5, "
-        "λ=0.9, τ=0.3), except what was chosen on dev splits (docs/few-labels.md): each round continues from the "
-        "last one's model for 10 epochs over two dropout views (0.0, 0.1), and acquires by k-means (the paper: "
-        "entropy).",
+        "λ=0.9, τ=0.3), except what was chosen on dev splits (docs/few-labels.md): a round starts from the base "
+        "model for 30 epochs until the last round had 10 labels a class, then continues from the last one's model "
+        "for 10, over two dropout views (0.0, 0.1), and acquires by k-means (the paper: entropy).",
     )
 
 

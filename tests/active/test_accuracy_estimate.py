@@ -10,7 +10,7 @@ from st_contrastive.active.accuracy_estimate import cross_validated_accuracy
 from st_contrastive.active.objectives import round_steps, train_round
 from st_contrastive.config.active_learning import RoundTraining
 
-TRAINING = RoundTraining(epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4)
+TRAINING = RoundTraining(epochs=1, from_base_epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4)
 NAMES = sorted(SUPPORT)
 TEXTS = [text for name in NAMES for text in SUPPORT[name][:4]]
 LABELS = [i for i, _ in enumerate(NAMES) for _ in range(4)]

@@ -93,7 +93,7 @@ def config(dataset, model, output, **overrides) -> ActiveLearningConfig:
         "step": 0.25,
         "budget": 0.75,
         "output": str(output),
-        "training": RoundTraining(epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4),
+        "training": RoundTraining(epochs=1, from_base_epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4),
     }
     return ActiveLearningConfig(**(values | overrides))
 
@@ -213,6 +213,8 @@ def test_the_command_line_refuses_a_bad_label_file_in_one_line(unlabelled_csv, b
             str(output),
             "--epochs",
             "1",
+            "--from-base-epochs",
+            "1",
             "--min-steps",
             "2",
             "--min-steps-per-class",
@@ -259,6 +261,8 @@ def test_labelled_by_hand_then_published_with_its_head(unlabelled_csv, base_mode
             "--output",
             str(output),
             "--epochs",
+            "1",
+            "--from-base-epochs",
             "1",
             "--min-steps",
             "2",
@@ -594,6 +598,8 @@ def test_labels_in_the_users_file_are_the_first_labelled_set(tmp_path, base_mode
         str(output),
         "--epochs",
         "1",
+        "--from-base-epochs",
+        "1",
         "--min-steps",
         "2",
         "--min-steps-per-class",
@@ -629,7 +635,7 @@ def test_a_round_trains_its_epochs_and_at_least_both_floors(labelled, classes, s
     from st_contrastive.active.objectives import round_steps
 
     training = RoundTraining(epochs=10, min_steps=50, min_steps_per_class=15, batch_size=16)
-    assert round_steps(labelled, classes, training) == steps
+    assert round_steps(labelled, classes, training, from_base=False) == steps
 
 
 def test_a_round_from_the_base_trains_its_own_epochs_where_given():
@@ -639,7 +645,8 @@ def test_a_round_from_the_base_trains_its_own_epochs_where_given():
     assert round_steps(75, 2, training, from_base=True) == 200  # 5 batches, 40 passes
     assert round_steps(75, 2, training, from_base=False) == 50
     assert round_steps(15, 6, training, from_base=True) == 90  # the class floor still holds
-    assert round_steps(75, 2, RoundTraining(epochs=10, batch_size=16), from_base=True) == 50  # unset: --epochs
+    default = RoundTraining(batch_size=16)  # 30 passes from the base, 10 in a round that continues
+    assert (round_steps(75, 2, default), round_steps(75, 2, default, from_base=False)) == (150, 50)
     with pytest.raises(ValueError, match="from_base_epochs=0"):
         RoundTraining(from_base_epochs=0)
 
@@ -653,7 +660,7 @@ def test_equal_compute_steps_fill_the_setfit_time_and_never_fall_below_the_usual
     from st_contrastive.active.equal_compute import epochs, equal_compute_steps
     from st_contrastive.active.objectives import round_steps
 
-    training = RoundTraining(epochs=3, min_steps=10, min_steps_per_class=0, batch_size=16)
+    training = RoundTraining(epochs=3, from_base_epochs=3, min_steps=10, min_steps_per_class=0, batch_size=16)
     usual = round_steps(75, 6, training)  # the equal-step arm's round: 15 steps
     # SetFit at its defaults took 61.3 s; a step of this arm takes 0.4 s: 154 steps (153.25 rounded up).
     steps = equal_compute_steps(61.3, 0.4, usual)
@@ -676,7 +683,7 @@ def test_reference_arms_and_equal_compute_arms_on_a_trec_slice(base_model, tmp_p
     from st_contrastive.active.objectives import load_encoder, round_steps
     from st_contrastive.active.setfit_reference import SETFIT_PAIR_ITERATIONS
 
-    training = RoundTraining(epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4)
+    training = RoundTraining(epochs=1, from_base_epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4)
     run = ActiveLearningConfig(
         dataset="trec",
         model=base_model,
@@ -823,7 +830,9 @@ def test_each_round_continues_from_the_last_rounds_model_unless_told_to_start_fr
         return train_round(*args, **kwargs)
 
     monkeypatch.setattr(objectives, "train_round", spy)
-    training = RoundTraining(epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4, **rounds)
+    training = RoundTraining(
+        **{"epochs": 1, "from_base_epochs": 1, "min_steps": 2, "min_steps_per_class": 0, "batch_size": 4, **rounds}
+    )
     run = config(dataset_csv, base_model, tmp_path / "run", acquisitions=["random"], training=training)
     loop_module.run_active_learning(run, progress=False)
     arm = tmp_path / "run" / "arms" / "ce-random-seed0"
@@ -864,7 +873,7 @@ def test_a_warm_started_round_keeps_the_last_rounds_head_unless_told_to_start_it
             loads.append(path)
             return LabelClassifier.load(path)
 
-    training = RoundTraining(epochs=1, min_steps=1, min_steps_per_class=0, batch_size=4, **head)
+    training = RoundTraining(epochs=1, from_base_epochs=1, min_steps=1, min_steps_per_class=0, batch_size=4, **head)
     texts, labels, names = ["a dog runs", "stocks fell", "a cat sleeps", "markets drop"], [0, 1, 0, 1], ["x", "y"]
     objectives.train_round("supcon-ce", base_model, texts, labels, names, training, tmp_path / "c0", 0).save(
         tmp_path / "round0"
@@ -884,7 +893,9 @@ def test_refit_head_predicts_as_logistic_regression_on_the_trained_encoder(base_
 
     texts = ["a dog runs", "stocks fell", "a cat sleeps", "markets drop", "birds sing", "prices rise"]
     labels, names = [0, 1, 0, 1, 0, 1], ["x", "y"]
-    training = RoundTraining(epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4, refit_head=True)
+    training = RoundTraining(
+        epochs=1, from_base_epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4, refit_head=True
+    )
     model = objectives.train_round("supcon-ce", base_model, texts, labels, names, training, tmp_path / "c", 0)
     embeddings = model.embed(texts)
     expected = LogisticRegression(max_iter=1000).fit(embeddings, labels).predict_proba(embeddings)

@@ -407,3 +407,28 @@ def test_the_kept_tables_are_found():
     all-MiniLM-L6-v2, the sweep and the chain from the MLM bases, and the seven of
     DeCLUTR against TSDAE, CT and SimCSE."""
     assert len(KEPT_TABLES) >= 45
+
+
+ACTIVE = script("docs/results/active-tables/reproduce.py")
+KEPT_RUNS = sorted(path.name for path in (ROOT / "docs/results").glob("al-*") if path.is_dir())
+
+
+def test_each_kept_run_has_the_command_that_made_it():
+    assert KEPT_RUNS and set(KEPT_RUNS) <= set(ACTIVE.RUNS)
+
+
+@pytest.mark.parametrize("run", KEPT_RUNS)
+def test_each_kept_run_is_what_its_command_makes(run):
+    """reproduce.py trains a missing run with its command and adds arms to a kept one with it, which the command
+    refuses when the settings differ: so the settings that command gives now are the kept run's, and a default that
+    moves on shows here rather than when someone reruns a table."""
+    import json
+
+    from st_contrastive.commands import active
+    from st_contrastive.config.active_learning import ActiveLearningConfig
+
+    command, *arguments = ACTIVE.RUNS[run]
+    assert command == "active"
+    made = active.config_from_args(active.build_parser().parse_args([*arguments, "--output", f"runs/{run}"]))
+    kept = ActiveLearningConfig.from_json(json.loads((ROOT / "docs/results" / run / "config.json").read_text()))
+    assert {**made.to_json(), "output": None} == {**kept.to_json(), "output": None}

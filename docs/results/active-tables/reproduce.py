@@ -13,6 +13,7 @@ beside each table in the pages (7 to 100 minutes a run on 2 cores).
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import sys
 from dataclasses import dataclass
@@ -22,9 +23,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # docs/results: the command line its scripts share
 import results_script
 
+from st_contrastive.config.active_learning import RoundTraining
+
 DATASETS = {"trec": "TREC-6", "sst2": "SST-2", "sst5": "SST-5"}
 PERCENTS = ("1", "5", "10", "15")
 STEP_FLOOR_READ = ("trec",)  # test splits read at the step floor's defaults so far
+FROM_BASE_READ = ("trec", "sst2")  # test splits read at today's defaults so far
+FROM_BASE_SETFIT_READ = ("trec",)  # and with SetFit's arms on today's rows
 SIMULATED = [
     "active",
     "--num-seeds",
@@ -97,7 +102,8 @@ KMEANS_DEV_ARMS = {
     "min50-refithead": ["--min-steps", "50", "--refit-head"],
     "flat90": ["--min-steps", "90", "--epochs", "1"],
     "min90": ["--min-steps", "90"],
-    "per-class-cold": ["--min-steps-per-class", "15", "--no-warm-start"],
+    # its run recorded the warm start's floor of the day, which --no-warm-start leaves unused
+    "per-class-cold": ["--min-steps-per-class", "15", "--no-warm-start", "--warm-start-min-per-class", "10"],
     "per-class-warm10": ["--min-steps-per-class", "15", "--warm-start-min-per-class", "10"],
     "per-class-warm10-base-e30": [
         "--min-steps-per-class",
@@ -153,8 +159,8 @@ RUNS: dict[str, list[str]] = {
     },
     **{f"al-{dataset}": [*TEST, "--dataset", dataset, *BEFORE_FLOOR] for dataset in DATASETS},
     **{f"al-{dataset}-kmeans": [*KMEANS, *BEFORE_FLOOR, "--dataset", dataset] for dataset in DATASETS},
-    # the same at the step floor chosen then (issue 51), at a floor per class, and at today's defaults: warm from a
-    # round with 10 labels a class
+    # the same at the step floor chosen then (issue 51), at a floor per class, and at the warm start's floor: warm
+    # from a round with 10 labels a class
     **{
         f"al-{dataset}-kmeans-min50": [
             *KMEANS,
@@ -231,6 +237,20 @@ for run in DEV_CLASS_FLOOR.values():
     RUNS[run] += ["--min-steps-per-class", "15", "--reference", "setfit-defaults", "logreg"]
 
 
+def epochs_given(arguments: list[str]) -> str:
+    """The last --epochs of a command, or its default."""
+    given = [value for option, value in itertools.pairwise(arguments) if option == "--epochs"]
+    return given[-1] if given else f"{RoundTraining.epochs:g}"
+
+
+# Every run above but the dev arm that measured it trained a round from the base for its --epochs, as all rounds.
+for arguments in RUNS.values():
+    if "--from-base-epochs" not in arguments:
+        arguments += ["--from-base-epochs", epochs_given(arguments)]
+# Today's defaults (issue 51): 30 passes in a round from the base.
+RUNS.update({f"al-{dataset}-kmeans-base-e30": [*KMEANS, "--dataset", dataset] for dataset in DATASETS})
+
+
 @dataclass(frozen=True)
 class Row:
     labels: tuple[str, ...]  # the row's first cells
@@ -265,6 +285,16 @@ def kmeans_table(runs: dict[str, str], extras: tuple[str, ...]) -> Table:
             for arm, name in KMEANS_ARMS.items()
         ),
         extras,
+    )
+
+
+def scale_table(runs: dict[str, str], datasets) -> Table:
+    """SCALe's arm of each run ``run.format(dataset)``, a row each, named by ``runs``."""
+    return Table(
+        ("dataset", "rounds"),
+        tuple(
+            Row((DATASETS[dataset], name), run.format(dataset)) for dataset in datasets for run, name in runs.items()
+        ),
     )
 
 
@@ -412,7 +442,7 @@ LAYOUTS: dict[str, Table] = {
             for row in dev_rows(
                 dataset,
                 {
-                    "warm-e10-v2-kmeans-per-class-warm10": "today's defaults: 10 passes in every round",
+                    "warm-e10-v2-kmeans-per-class-warm10": "the warm start's floor: 10 passes in every round",
                     "warm-e10-v2-kmeans-per-class-warm10-base-e30": "the same, 30 passes in a round from the base "
                     "(`--from-base-epochs 30`)",
                 },
@@ -427,19 +457,26 @@ LAYOUTS: dict[str, Table] = {
     "test-class-floor": kmeans_table(
         read_on("al-{}-kmeans-per-class", DATASETS), ("training s / round", "steps / round")
     ),
-    # today's defaults: SCALe against the floor per class it replaced, then beside SetFit and the floor
-    "test-warm-floor-scale": Table(
-        ("dataset", "rounds"),
-        tuple(
-            Row((DATASETS[dataset], name), run.format(dataset))
-            for dataset in DATASETS
-            for run, name in {
-                "al-{}-kmeans-per-class": "the floor per class, each round from the last",
-                "al-{}-kmeans-warm10": "today's defaults: from the base until a round had 10 labels a class",
-            }.items()
-        ),
+    # the warm start's floor: SCALe against the floor per class it replaced, then beside SetFit and the floor
+    "test-warm-floor-scale": scale_table(
+        {
+            "al-{}-kmeans-per-class": "the floor per class, each round from the last",
+            "al-{}-kmeans-warm10": "the warm start's floor: from the base until a round had 10 labels a class",
+        },
+        DATASETS,
     ),
     "test-warm-floor": kmeans_table(read_on("al-{}-kmeans-warm10", DATASETS), ("training s / round", "steps / round")),
+    # today's defaults: 30 passes in a round from the base, against the 10 of the warm start's floor
+    "test-from-base-epochs-scale": scale_table(
+        {
+            "al-{}-kmeans-warm10": "the warm start's floor: 10 passes in every round",
+            "al-{}-kmeans-base-e30": "today's defaults: 30 passes in a round from the base",
+        },
+        FROM_BASE_READ,
+    ),
+    "test-from-base-epochs": kmeans_table(
+        read_on("al-{}-kmeans-base-e30", FROM_BASE_SETFIT_READ), ("training s / round", "steps / round")
+    ),
     "dev-warm-start": Table(
         ("dataset", "rounds start from"),
         tuple(
@@ -514,6 +551,7 @@ DIFFERENCES = {
     "test-step-floor-against-setfit": read_on("al-{}-kmeans-min50", STEP_FLOOR_READ),
     "test-class-floor-against-setfit": read_on("al-{}-kmeans-per-class", DATASETS),
     "test-warm-floor-against-setfit": read_on("al-{}-kmeans-warm10", DATASETS),
+    "test-from-base-epochs-against-setfit": read_on("al-{}-kmeans-base-e30", FROM_BASE_SETFIT_READ),
     "dev-class-floor-against-setfit": DEV_CLASS_FLOOR,
 }
 
@@ -589,11 +627,19 @@ FIVE_PERCENT = {
     "test-warm-floor-5-against-setfit": {
         DATASETS[dataset]: (f"al-{dataset}-kmeans-warm10",) * 2 for dataset in DATASETS
     },
+    # where SetFit's arm on today's rows is still to run, the warm start's floor's labelled the same rows at 5 %
+    "test-from-base-epochs-5-against-setfit": {
+        DATASETS[dataset]: (
+            f"al-{dataset}-kmeans-base-e30",
+            f"al-{dataset}-kmeans-{'base-e30' if dataset in FROM_BASE_SETFIT_READ else 'warm10'}",
+        )
+        for dataset in FROM_BASE_READ
+    },
     "dev-from-base-epochs-5-against-setfit": {
         f"{dataset}, {name}": (f"al-dev-{dataset}-warm-e10-v2-kmeans-{arm}", DEV_CLASS_FLOOR[dataset])
         for dataset in ("trec", "sst2")
         for arm, name in {
-            "per-class-warm10": "today's defaults",
+            "per-class-warm10": "the warm start's floor",
             "per-class-warm10-base-e30": "`--from-base-epochs 30`",
         }.items()
     },
