@@ -217,6 +217,8 @@ COMMAND_RULES = {
         (["--test-size", "0"], "--test-size 0: must be at least 1"),
         (["--acquisition", "bald", "--bald-samples", "1"], "--bald-samples 1: must be at least 2"),
         (["--epochs", "0"], "--epochs 0: must be above 0"),
+        (["--from-base-epochs", "0"], "--from-base-epochs 0: must be above 0"),
+        (["--warm-start-min-per-class", "-1"], "--warm-start-min-per-class -1: must be at least 0"),
         (["--min-steps", "0"], "--min-steps 0: must be at least 1"),
         (["--min-steps-per-class", "-1"], "--min-steps-per-class -1: must be at least 0"),
         (["--batch-size", "0"], "--batch-size 0: must be at least 1"),

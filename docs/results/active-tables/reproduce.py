@@ -627,14 +627,6 @@ FIVE_PERCENT = {
     "test-warm-floor-5-against-setfit": {
         DATASETS[dataset]: (f"al-{dataset}-kmeans-warm10",) * 2 for dataset in DATASETS
     },
-    # where SetFit's arm on today's rows is still to run, the warm start's floor's labelled the same rows at 5 %
-    "test-from-base-epochs-5-against-setfit": {
-        DATASETS[dataset]: (
-            f"al-{dataset}-kmeans-base-e30",
-            f"al-{dataset}-kmeans-{'base-e30' if dataset in FROM_BASE_SETFIT_READ else 'warm10'}",
-        )
-        for dataset in FROM_BASE_READ
-    },
     "dev-from-base-epochs-5-against-setfit": {
         f"{dataset}, {name}": (f"al-dev-{dataset}-warm-e10-v2-kmeans-{arm}", DEV_CLASS_FLOOR[dataset])
         for dataset in ("trec", "sst2")
