@@ -29,7 +29,7 @@ DATASETS = {"trec": "TREC-6", "sst2": "SST-2", "sst5": "SST-5"}
 PERCENTS = ("1", "5", "10", "15")
 STEP_FLOOR_READ = ("trec",)  # test splits read at the step floor's defaults so far
 FROM_BASE_READ = ("trec", "sst2")  # test splits read at today's defaults so far
-FROM_BASE_SETFIT_READ = ("trec",)  # and with SetFit's arms on today's rows
+FROM_BASE_SETFIT_READ = ("trec", "sst2")  # and with SetFit's arms on today's rows
 SIMULATED = [
     "active",
     "--num-seeds",
