@@ -28,8 +28,8 @@ from st_contrastive.config.active_learning import RoundTraining
 DATASETS = {"trec": "TREC-6", "sst2": "SST-2", "sst5": "SST-5"}
 PERCENTS = ("1", "5", "10", "15")
 STEP_FLOOR_READ = ("trec",)  # test splits read at the step floor's defaults so far
-FROM_BASE_READ = ("trec", "sst2")  # test splits read at today's defaults so far
-FROM_BASE_SETFIT_READ = ("trec", "sst2")  # and with SetFit's arms on today's rows
+FROM_BASE_READ = ("trec", "sst2", "sst5")  # test splits read at today's defaults
+FROM_BASE_SETFIT_READ = ("trec", "sst2", "sst5")  # and with SetFit's arms on today's rows
 SIMULATED = [
     "active",
     "--num-seeds",
@@ -114,6 +114,24 @@ KMEANS_DEV_ARMS = {
         "30",
     ],
 }
+# today's defaults with one dropout view instead of two: at the same steps (half the encoder's work), and at twice
+# every step count (the same work)
+KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1"] = [
+    *KMEANS_DEV_ARMS["per-class-warm10-base-e30"],
+    "--dropout-rates",
+    "0.1",
+]
+KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-double"] = [
+    *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1"],
+    "--epochs",
+    "20",
+    "--from-base-epochs",
+    "60",
+    "--min-steps",
+    "20",
+    "--min-steps-per-class",
+    "30",
+]
 # run folder -> the `st-contrastive` arguments that made it (without --output)
 RUNS: dict[str, list[str]] = {
     **{
@@ -153,6 +171,8 @@ RUNS: dict[str, list[str]] = {
                 "per-class-cold",
                 "per-class-warm10",
                 "per-class-warm10-base-e30",
+                "per-class-warm10-base-e30-v1",
+                "per-class-warm10-base-e30-v1-double",
             ),
         }.items()
         for arm in arms
@@ -445,6 +465,23 @@ LAYOUTS: dict[str, Table] = {
                     "warm-e10-v2-kmeans-per-class-warm10": "the warm start's floor: 10 passes in every round",
                     "warm-e10-v2-kmeans-per-class-warm10-base-e30": "the same, 30 passes in a round from the base "
                     "(`--from-base-epochs 30`)",
+                },
+            )
+        ),
+        (MEAN, "training s / round", "steps / round"),
+    ),
+    "dev-views": Table(
+        ("dataset", "rounds"),
+        tuple(
+            row
+            for dataset in ("trec", "sst2")
+            for row in dev_rows(
+                dataset,
+                {
+                    "warm-e10-v2-kmeans-per-class-warm10-base-e30": "today's defaults: two dropout views (0.0 and 0.1)",
+                    "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1": "the same, one view (`--dropout-rates 0.1`)",
+                    "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-double": "one view, every step count doubled "
+                    "(`--dropout-rates 0.1 --epochs 20 --from-base-epochs 60 --min-steps 20 --min-steps-per-class 30`)",
                 },
             )
         ),
