@@ -114,23 +114,11 @@ KMEANS_DEV_ARMS = {
         "30",
     ],
 }
-# today's defaults with one dropout view instead of two: at the same steps (half the encoder's work), and at twice
-# every step count (the same work)
+# today's defaults with one dropout view instead of two, at the same steps
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1"] = [
     *KMEANS_DEV_ARMS["per-class-warm10-base-e30"],
     "--dropout-rates",
     "0.1",
-]
-KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-double"] = [
-    *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1"],
-    "--epochs",
-    "20",
-    "--from-base-epochs",
-    "60",
-    "--min-steps",
-    "20",
-    "--min-steps-per-class",
-    "30",
 ]
 # run folder -> the `st-contrastive` arguments that made it (without --output)
 RUNS: dict[str, list[str]] = {
@@ -172,7 +160,6 @@ RUNS: dict[str, list[str]] = {
                 "per-class-warm10",
                 "per-class-warm10-base-e30",
                 "per-class-warm10-base-e30-v1",
-                "per-class-warm10-base-e30-v1-double",
             ),
         }.items()
         for arm in arms
@@ -480,8 +467,6 @@ LAYOUTS: dict[str, Table] = {
                 {
                     "warm-e10-v2-kmeans-per-class-warm10-base-e30": "today's defaults: two dropout views (0.0 and 0.1)",
                     "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1": "the same, one view (`--dropout-rates 0.1`)",
-                    "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-double": "one view, every step count doubled "
-                    "(`--dropout-rates 0.1 --epochs 20 --from-base-epochs 60 --min-steps 20 --min-steps-per-class 30`)",
                 },
             )
         ),
