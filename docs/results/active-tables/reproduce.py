@@ -277,6 +277,12 @@ def dev_rows(dataset: str, arms: dict[str, str]) -> tuple[Row, ...]:
     return tuple(Row((dataset, name), f"al-dev-{dataset}-{arm}") for arm, name in arms.items())
 
 
+def both_dev_splits(arms: dict[str, str]) -> Table:
+    """The same arms on TREC-6's and SST-2's dev splits, with the mean of the four levels."""
+    rows = tuple(row for dataset in ("trec", "sst2") for row in dev_rows(dataset, arms))
+    return Table(("dataset", "rounds"), rows, (MEAN, "training s / round", "steps / round"))
+
+
 def read_on(run: str, datasets) -> dict[str, str]:
     """The runs ``run.format(dataset)``, by dataset."""
     return {dataset: run.format(dataset) for dataset in datasets}
@@ -441,36 +447,18 @@ LAYOUTS: dict[str, Table] = {
         (MEAN, "training s / round", "steps / round"),
     ),
     "dev-class-floor": kmeans_table(DEV_CLASS_FLOOR, (MEAN, "training s / round", "steps / round")),
-    "dev-from-base-epochs": Table(
-        ("dataset", "rounds"),
-        tuple(
-            row
-            for dataset in ("trec", "sst2")
-            for row in dev_rows(
-                dataset,
-                {
-                    "warm-e10-v2-kmeans-per-class-warm10": "the warm start's floor: 10 passes in every round",
-                    "warm-e10-v2-kmeans-per-class-warm10-base-e30": "the same, 30 passes in a round from the base "
-                    "(`--from-base-epochs 30`)",
-                },
-            )
-        ),
-        (MEAN, "training s / round", "steps / round"),
+    "dev-from-base-epochs": both_dev_splits(
+        {
+            "warm-e10-v2-kmeans-per-class-warm10": "the warm start's floor: 10 passes in every round",
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30": "the same, 30 passes in a round from the base "
+            "(`--from-base-epochs 30`)",
+        }
     ),
-    "dev-views": Table(
-        ("dataset", "rounds"),
-        tuple(
-            row
-            for dataset in ("trec", "sst2")
-            for row in dev_rows(
-                dataset,
-                {
-                    "warm-e10-v2-kmeans-per-class-warm10-base-e30": "today's defaults: two dropout views (0.0 and 0.1)",
-                    "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1": "the same, one view (`--dropout-rates 0.1`)",
-                },
-            )
-        ),
-        (MEAN, "training s / round", "steps / round"),
+    "dev-views": both_dev_splits(
+        {
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30": "today's defaults: two dropout views (0.0 and 0.1)",
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1": "the same, one view (`--dropout-rates 0.1`)",
+        }
     ),
     "test-kmeans": kmeans_table(read_on("al-{}-kmeans", DATASETS), ("training s / round",)),
     "test-step-floor": kmeans_table(
