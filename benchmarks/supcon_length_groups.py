@@ -1,7 +1,7 @@
 """SupConLoss and SCALeLoss steps with their sentences in length groups against one padded pass, in one process.
 
 On SST-2 training sentences (their lengths vary from a word to a paragraph): SupConLoss on batches of 64 and
-SCALeLoss on batches of 16 with its two dropout views (the active-learning rounds' settings), each step timed with
+SCALeLoss on batches of 16 (the active-learning rounds' batch) with two dropout views, each step timed with
 ``length_groups=4`` (the default) and ``length_groups=1`` (a padded pass per column or view, what
 sentence-transformers' losses compute), alternating which runs first; and sentence-transformers'
 ``BatchAllTripletLoss`` on SupConLoss's batches, the library's own loss over class labels. Prints the step ratios,

@@ -23,10 +23,11 @@ from st_contrastive.commands.input_checks import SettingChecks, SettingError
 from st_contrastive.commands.options import OUTPUT, option
 from st_contrastive.commands.push import check_push, publish
 from st_contrastive.commands.run_folder import setting_changes
-from st_contrastive.config.active_learning import ActiveLearningConfig, only_adds_arms
+from st_contrastive.config.active_learning import ActiveLearningConfig, RoundTraining, only_adds_arms
 from st_contrastive.data_dir import SHARED_TEXT_CLASSIFICATION
 
 logger = logging.getLogger(__name__)
+ROUNDS = RoundTraining()  # the defaults the description names
 
 
 @dataclass
@@ -60,8 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
         "Active learning (SCALe): a random seed set, then rounds that train, evaluate on the test split and acquire "
         "more rows, up to a budget. The paper's settings (1 % seed set, 1 % per round, 15 % budget, batch 16, lr 2e-5, "
         "λ=0.9, τ=0.3), except what was chosen on dev splits (docs/few-labels.md): a round starts from the base "
-        "model for 30 epochs until the last round had 10 labels a class, then continues from the last one's model "
-        "for 10, over two dropout views (0.0, 0.1), and acquires by k-means (the paper: entropy).",
+        f"model for {ROUNDS.from_base_epochs:g} epochs until the last round had {ROUNDS.warm_start_min_per_class} "
+        f"labels a class, then continues from the last one's model for {ROUNDS.epochs:g}, with a view per dropout rate "
+        f"of {' '.join(f'{rate:g}' for rate in ROUNDS.dropout_rates)} (the paper: 0 0.1 0.2 0.3 0.4), and acquires "
+        "by k-means (the paper: entropy).",
     )
 
 

@@ -645,8 +645,8 @@ def test_a_round_from_the_base_trains_its_own_epochs_where_given():
     assert round_steps(75, 2, training, from_base=True) == 200  # 5 batches, 40 passes
     assert round_steps(75, 2, training, from_base=False) == 50
     assert round_steps(15, 6, training, from_base=True) == 90  # the class floor still holds
-    default = RoundTraining(batch_size=16)  # 30 passes from the base, 10 in a round that continues
-    assert (round_steps(75, 2, default), round_steps(75, 2, default, from_base=False)) == (150, 50)
+    default = RoundTraining(batch_size=16)  # 45 passes from the base, 15 in a round that continues
+    assert (round_steps(75, 2, default), round_steps(75, 2, default, from_base=False)) == (225, 75)
     with pytest.raises(ValueError, match="from_base_epochs=0"):
         RoundTraining(from_base_epochs=0)
 

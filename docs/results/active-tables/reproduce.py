@@ -23,13 +23,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # docs/results: the command line its scripts share
 import results_script
 
-from st_contrastive.config.active_learning import RoundTraining
-
 DATASETS = {"trec": "TREC-6", "sst2": "SST-2", "sst5": "SST-5"}
 PERCENTS = ("1", "5", "10", "15")
 STEP_FLOOR_READ = ("trec",)  # test splits read at the step floor's defaults so far
-FROM_BASE_READ = ("trec", "sst2", "sst5")  # test splits read at today's defaults
-FROM_BASE_SETFIT_READ = ("trec", "sst2", "sst5")  # and with SetFit's arms on today's rows
+FROM_BASE_READ = ("trec", "sst2", "sst5")  # test splits read at 30 passes from the base
+FROM_BASE_SETFIT_READ = ("trec", "sst2", "sst5")  # and with SetFit's arms on their rows
+ONE_VIEW_READ = ("trec",)  # test splits read at one view (issue 51), SCALe's arm alone so far
 SIMULATED = [
     "active",
     "--num-seeds",
@@ -114,12 +113,26 @@ KMEANS_DEV_ARMS = {
         "30",
     ],
 }
-# today's defaults with one dropout view instead of two, at the same steps
+# 30 passes from the base with one dropout view instead of two, at the same steps
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1"] = [
     *KMEANS_DEV_ARMS["per-class-warm10-base-e30"],
     "--dropout-rates",
     "0.1",
 ]
+# one view with about 1.5 times those steps in every round (today's defaults)
+KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"] = [
+    *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1"],
+    "--epochs",
+    "15",
+    "--from-base-epochs",
+    "45",
+    "--min-steps",
+    "15",
+    "--min-steps-per-class",
+    "23",
+]
+# two views with 5 passes, not 10, in a round that continues from the last
+KMEANS_DEV_ARMS["per-class-warm10-base-e30-e5"] = [*KMEANS_DEV_ARMS["per-class-warm10-base-e30"], "--epochs", "5"]
 # run folder -> the `st-contrastive` arguments that made it (without --output)
 RUNS: dict[str, list[str]] = {
     **{
@@ -160,6 +173,8 @@ RUNS: dict[str, list[str]] = {
                 "per-class-warm10",
                 "per-class-warm10-base-e30",
                 "per-class-warm10-base-e30-v1",
+                "per-class-warm10-base-e30-v1-x1.5",
+                "per-class-warm10-base-e30-e5",
             ),
         }.items()
         for arm in arms
@@ -245,17 +260,30 @@ for run in DEV_CLASS_FLOOR.values():
 
 
 def epochs_given(arguments: list[str]) -> str:
-    """The last --epochs of a command, or its default."""
-    given = [value for option, value in itertools.pairwise(arguments) if option == "--epochs"]
-    return given[-1] if given else f"{RoundTraining.epochs:g}"
+    """The last --epochs of a command."""
+    return [value for option, value in itertools.pairwise(arguments) if option == "--epochs"][-1]
 
 
-# Every run above but the dev arm that measured it trained a round from the base for its --epochs, as all rounds.
+# The defaults before one view (issue 51), which every run above and the next trained at where it gives no other.
+TWO_VIEWS = {"--epochs": ["10"], "--min-steps-per-class": ["15"], "--dropout-rates": ["0.0", "0.1"]}
+# 30 passes in a round from the base (issue 51), the defaults the test splits were read at last.
+RUNS.update(
+    {
+        f"al-{dataset}-kmeans-base-e30": [*KMEANS, "--dataset", dataset, "--from-base-epochs", "30"]
+        for dataset in DATASETS
+    }
+)
+for arguments in RUNS.values():
+    for option, values in TWO_VIEWS.items():
+        if option not in arguments:
+            arguments += [option, *values]
+# Every run before 30 passes but the dev arm that measured them trained a round from the base for its --epochs, as
+# all rounds.
 for arguments in RUNS.values():
     if "--from-base-epochs" not in arguments:
         arguments += ["--from-base-epochs", epochs_given(arguments)]
-# Today's defaults (issue 51): 30 passes in a round from the base.
-RUNS.update({f"al-{dataset}-kmeans-base-e30": [*KMEANS, "--dataset", dataset] for dataset in DATASETS})
+# Today's defaults (issue 51): one dropout view, 1.5 times the steps of two.
+RUNS.update({f"al-{dataset}-kmeans-v1": [*KMEANS, "--dataset", dataset] for dataset in DATASETS})
 
 
 @dataclass(frozen=True)
@@ -456,8 +484,18 @@ LAYOUTS: dict[str, Table] = {
     ),
     "dev-views": both_dev_splits(
         {
-            "warm-e10-v2-kmeans-per-class-warm10-base-e30": "today's defaults: two dropout views (0.0 and 0.1)",
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30": "the defaults then: two dropout views (0.0 and 0.1)",
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1": "the same, one view (`--dropout-rates 0.1`)",
+        }
+    ),
+    "dev-cheaper-rounds": both_dev_splits(
+        {
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30": "the defaults before: two dropout views (0.0 and 0.1)",
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1": "one view (`--dropout-rates 0.1`), the same steps",
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "one view, about 1.5 times the steps (`--epochs 15"
+            " --from-base-epochs 45 --min-steps 15 --min-steps-per-class 23`)",
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-e5": "two views, 5 passes in a round that continues"
+            " (`--epochs 5`)",
         }
     ),
     "test-kmeans": kmeans_table(read_on("al-{}-kmeans", DATASETS), ("training s / round",)),
@@ -476,13 +514,21 @@ LAYOUTS: dict[str, Table] = {
         DATASETS,
     ),
     "test-warm-floor": kmeans_table(read_on("al-{}-kmeans-warm10", DATASETS), ("training s / round", "steps / round")),
-    # today's defaults: 30 passes in a round from the base, against the 10 of the warm start's floor
+    # 30 passes in a round from the base, against the 10 of the warm start's floor
     "test-from-base-epochs-scale": scale_table(
         {
             "al-{}-kmeans-warm10": "the warm start's floor: 10 passes in every round",
-            "al-{}-kmeans-base-e30": "today's defaults: 30 passes in a round from the base",
+            "al-{}-kmeans-base-e30": "the defaults after it: 30 passes in a round from the base",
         },
         FROM_BASE_READ,
+    ),
+    # one view at 1.5 times the steps, against two views at 30 passes from the base
+    "test-one-view-scale": scale_table(
+        {
+            "al-{}-kmeans-base-e30": "two views (0.0 and 0.1), 30 passes in a round from the base",
+            "al-{}-kmeans-v1": "today's defaults: one view (0.1), 1.5 times the steps",
+        },
+        ONE_VIEW_READ,
     ),
     "test-from-base-epochs": kmeans_table(
         read_on("al-{}-kmeans-base-e30", FROM_BASE_SETFIT_READ), ("training s / round", "steps / round")
