@@ -28,7 +28,7 @@ PERCENTS = ("1", "5", "10", "15")
 STEP_FLOOR_READ = ("trec",)  # test splits read at the step floor's defaults so far
 FROM_BASE_READ = ("trec", "sst2", "sst5")  # test splits read at 30 passes from the base
 FROM_BASE_SETFIT_READ = ("trec", "sst2", "sst5")  # and with SetFit's arms on their rows
-ONE_VIEW_READ = ("trec",)  # test splits read at one view (issue 51), SCALe's arm alone so far
+ONE_VIEW_READ = ("trec", "sst2")  # test splits read at one view (issue 51), SCALe's arm alone so far
 SIMULATED = [
     "active",
     "--num-seeds",
