@@ -264,7 +264,7 @@ def epochs_given(arguments: list[str]) -> str:
     return [value for option, value in itertools.pairwise(arguments) if option == "--epochs"][-1]
 
 
-# The defaults before one view (issue 51), which every run above and the next trained at where it gives no other.
+# The defaults before one view (issue 51): every run above and the next trained at them where it gives no other.
 TWO_VIEWS = {"--epochs": ["10"], "--min-steps-per-class": ["15"], "--dropout-rates": ["0.0", "0.1"]}
 # 30 passes in a round from the base (issue 51), the defaults the test splits were read at last.
 RUNS.update(
@@ -273,13 +273,12 @@ RUNS.update(
         for dataset in DATASETS
     }
 )
+# Every run before 30 passes but the dev arm that measured them trained a round from the base for its --epochs, as
+# all rounds.
 for arguments in RUNS.values():
     for option, values in TWO_VIEWS.items():
         if option not in arguments:
             arguments += [option, *values]
-# Every run before 30 passes but the dev arm that measured them trained a round from the base for its --epochs, as
-# all rounds.
-for arguments in RUNS.values():
     if "--from-base-epochs" not in arguments:
         arguments += ["--from-base-epochs", epochs_given(arguments)]
 # Today's defaults (issue 51): one dropout view, 1.5 times the steps of two.
