@@ -26,9 +26,8 @@ import results_script
 DATASETS = {"trec": "TREC-6", "sst2": "SST-2", "sst5": "SST-5"}
 PERCENTS = ("1", "5", "10", "15")
 STEP_FLOOR_READ = ("trec",)  # test splits read at the step floor's defaults so far
-FROM_BASE_READ = ("trec", "sst2", "sst5")  # test splits read at 30 passes from the base
-FROM_BASE_SETFIT_READ = ("trec", "sst2", "sst5")  # and with SetFit's arms on their rows
-ONE_VIEW_READ = ("trec", "sst2")  # test splits read at one view (issue 51), SCALe's arm alone so far
+FROM_BASE_READ = ("trec", "sst2", "sst5")  # test splits read at 30 passes from the base, SetFit's arms beside
+ONE_VIEW_READ = ("trec", "sst2")  # test splits read at one view (issue 51), SetFit's arms beside
 SIMULATED = [
     "active",
     "--num-seeds",
@@ -530,8 +529,9 @@ LAYOUTS: dict[str, Table] = {
         ONE_VIEW_READ,
     ),
     "test-from-base-epochs": kmeans_table(
-        read_on("al-{}-kmeans-base-e30", FROM_BASE_SETFIT_READ), ("training s / round", "steps / round")
+        read_on("al-{}-kmeans-base-e30", FROM_BASE_READ), ("training s / round", "steps / round")
     ),
+    "test-one-view": kmeans_table(read_on("al-{}-kmeans-v1", ONE_VIEW_READ), ("training s / round", "steps / round")),
     "dev-warm-start": Table(
         ("dataset", "rounds start from"),
         tuple(
@@ -606,7 +606,8 @@ DIFFERENCES = {
     "test-step-floor-against-setfit": read_on("al-{}-kmeans-min50", STEP_FLOOR_READ),
     "test-class-floor-against-setfit": read_on("al-{}-kmeans-per-class", DATASETS),
     "test-warm-floor-against-setfit": read_on("al-{}-kmeans-warm10", DATASETS),
-    "test-from-base-epochs-against-setfit": read_on("al-{}-kmeans-base-e30", FROM_BASE_SETFIT_READ),
+    "test-from-base-epochs-against-setfit": read_on("al-{}-kmeans-base-e30", FROM_BASE_READ),
+    "test-one-view-against-setfit": read_on("al-{}-kmeans-v1", ONE_VIEW_READ),
     "dev-class-floor-against-setfit": DEV_CLASS_FLOOR,
 }
 
