@@ -26,7 +26,6 @@ import results_script
 DATASETS = {"trec": "TREC-6", "sst2": "SST-2", "sst5": "SST-5"}
 PERCENTS = ("1", "5", "10", "15")
 STEP_FLOOR_READ = ("trec",)  # test splits read at the step floor's defaults so far
-FROM_BASE_READ = ("trec", "sst2", "sst5")  # test splits read at 30 passes from the base, SetFit's arms beside
 ONE_VIEW_READ = ("trec", "sst2")  # test splits read at one view (issue 51), SetFit's arms beside
 SIMULATED = [
     "active",
@@ -518,7 +517,7 @@ LAYOUTS: dict[str, Table] = {
             "al-{}-kmeans-warm10": "the warm start's floor: 10 passes in every round",
             "al-{}-kmeans-base-e30": "the defaults after it: 30 passes in a round from the base",
         },
-        FROM_BASE_READ,
+        DATASETS,
     ),
     # one view at 1.5 times the steps, against two views at 30 passes from the base
     "test-one-view-scale": scale_table(
@@ -529,7 +528,7 @@ LAYOUTS: dict[str, Table] = {
         ONE_VIEW_READ,
     ),
     "test-from-base-epochs": kmeans_table(
-        read_on("al-{}-kmeans-base-e30", FROM_BASE_READ), ("training s / round", "steps / round")
+        read_on("al-{}-kmeans-base-e30", DATASETS), ("training s / round", "steps / round")
     ),
     "test-one-view": kmeans_table(read_on("al-{}-kmeans-v1", ONE_VIEW_READ), ("training s / round", "steps / round")),
     "dev-warm-start": Table(
@@ -606,7 +605,7 @@ DIFFERENCES = {
     "test-step-floor-against-setfit": read_on("al-{}-kmeans-min50", STEP_FLOOR_READ),
     "test-class-floor-against-setfit": read_on("al-{}-kmeans-per-class", DATASETS),
     "test-warm-floor-against-setfit": read_on("al-{}-kmeans-warm10", DATASETS),
-    "test-from-base-epochs-against-setfit": read_on("al-{}-kmeans-base-e30", FROM_BASE_READ),
+    "test-from-base-epochs-against-setfit": read_on("al-{}-kmeans-base-e30", DATASETS),
     "test-one-view-against-setfit": read_on("al-{}-kmeans-v1", ONE_VIEW_READ),
     "dev-class-floor-against-setfit": DEV_CLASS_FLOOR,
 }
