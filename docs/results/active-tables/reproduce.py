@@ -26,7 +26,6 @@ import results_script
 DATASETS = {"trec": "TREC-6", "sst2": "SST-2", "sst5": "SST-5"}
 PERCENTS = ("1", "5", "10", "15")
 STEP_FLOOR_READ = ("trec",)  # test splits read at the step floor's defaults so far
-ONE_VIEW_READ = ("trec", "sst2")  # test splits read at one view (issue 51), SetFit's arms beside
 SIMULATED = [
     "active",
     "--num-seeds",
@@ -525,12 +524,12 @@ LAYOUTS: dict[str, Table] = {
             "al-{}-kmeans-base-e30": "two views (0.0 and 0.1), 30 passes in a round from the base",
             "al-{}-kmeans-v1": "today's defaults: one view (0.1), 1.5 times the steps",
         },
-        ONE_VIEW_READ,
+        DATASETS,
     ),
     "test-from-base-epochs": kmeans_table(
         read_on("al-{}-kmeans-base-e30", DATASETS), ("training s / round", "steps / round")
     ),
-    "test-one-view": kmeans_table(read_on("al-{}-kmeans-v1", ONE_VIEW_READ), ("training s / round", "steps / round")),
+    "test-one-view": kmeans_table(read_on("al-{}-kmeans-v1", DATASETS), ("training s / round", "steps / round")),
     "dev-warm-start": Table(
         ("dataset", "rounds start from"),
         tuple(
@@ -606,7 +605,7 @@ DIFFERENCES = {
     "test-class-floor-against-setfit": read_on("al-{}-kmeans-per-class", DATASETS),
     "test-warm-floor-against-setfit": read_on("al-{}-kmeans-warm10", DATASETS),
     "test-from-base-epochs-against-setfit": read_on("al-{}-kmeans-base-e30", DATASETS),
-    "test-one-view-against-setfit": read_on("al-{}-kmeans-v1", ONE_VIEW_READ),
+    "test-one-view-against-setfit": read_on("al-{}-kmeans-v1", DATASETS),
     "dev-class-floor-against-setfit": DEV_CLASS_FLOOR,
 }
 
