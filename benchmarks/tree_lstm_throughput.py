@@ -51,14 +51,11 @@ def parse(texts: list[str], count: int, model: str) -> tuple[list[ParsedSentence
     raise ValueError(f"only {len(parsed)} of {len(texts)} texts parse as one sentence; {count} wanted")
 
 
-def build_batch(words, sentences, trees) -> tuple[TreeBatch, torch.Tensor]:
-    """The TreeBatch of dependency trees (``trees`` None) or of binary trees, and one input row per node."""
+def build_batch(sentences, trees) -> TreeBatch:
+    """The TreeBatch of dependency trees (``trees`` None) or of binary trees; both cells read one word per token."""
     if trees is None:
-        return TreeBatch.from_heads([s.heads for s in sentences]), words  # one node per token, in token order
-    batch = TreeBatch.from_binary_trees(trees, [len(s.tokens) for s in sentences])
-    # A node's input: its word, or zeros for an inner constituent (the row after the last word).
-    padded = torch.cat([words, words.new_zeros(1, words.shape[1])])
-    return batch, padded[torch.where(batch.token_index < 0, len(words), batch.token_index)]
+        return TreeBatch.from_heads([s.heads for s in sentences])
+    return TreeBatch.from_binary_trees(trees, [len(s.tokens) for s in sentences])
 
 
 def naive_roots(cell, words, sentences, trees):
@@ -74,11 +71,11 @@ def naive_roots(cell, words, sentences, trees):
 
 
 def batched_step(cell, words, sentences, trees) -> tuple[float, float]:
-    """Seconds for the whole step, and for building the TreeBatch (with the node inputs) alone."""
+    """Seconds for the whole step, and for building the TreeBatch alone."""
     start = time.perf_counter()
-    batch, inputs = build_batch(words, sentences, trees)
+    batch = build_batch(sentences, trees)
     built = time.perf_counter()
-    h, _ = cell(inputs, batch)
+    h, _ = cell(words, batch)
     h[batch.roots].sum().backward()
     return time.perf_counter() - start, built - start
 
@@ -95,11 +92,12 @@ def matrix_products(cell, batch: TreeBatch) -> list[tuple[int, int, int]]:
     """The step's matrix products as (rows, inner, outer) shapes; every other operation of the cell is elementwise
     or a gather/scatter. Child-sum: the leaves' words through i, o, u, the inner nodes' words through every gate
     and the attention query, their child sums through U^{iou}, every edge's child through U^f and the attention key.
-    Binary: the leaves' words through the input gates, the inner nodes' two children through [U^L; U^R]."""
+    Binary: the leaves' words through i, o, u (a leaf has no children to forget), the inner nodes' two children
+    through [U^L; U^R]."""
     H, leaves = cell.hidden_size, len(batch.levels[0].nodes)
     inner_nodes = batch.num_nodes - leaves
     if isinstance(cell, BinaryTreeLSTMCell):
-        return [(leaves, cell.input_size, 5 * H), (inner_nodes, 2 * H, 5 * H)]
+        return [(leaves, cell.input_size, 3 * H), (inner_nodes, 2 * H, 5 * H)]
     edges = sum(len(level.edge_child) for level in batch.levels)
     extra = H if cell.attention else 0
     return [
@@ -163,10 +161,10 @@ def main(argv: list[str] | None = None) -> dict:
         "cells": {},
     }
     for name, (cell, trees) in cells.items():
-        batch, inputs = build_batch(words, sentences, trees)
+        batch = build_batch(sentences, trees)
         with torch.no_grad():  # both implementations compute the same thing before either is timed
             torch.testing.assert_close(
-                cell(inputs, batch)[0][batch.roots], torch.stack(list(naive_roots(cell, words, sentences, trees)))
+                cell(words, batch)[0][batch.roots], torch.stack(list(naive_roots(cell, words, sentences, trees)))
             )
         times = {"batched": [], "build": [], "naive": [], "matrix_products": []}
         shapes = matrix_products(cell, batch)

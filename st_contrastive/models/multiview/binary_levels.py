@@ -13,19 +13,25 @@ from __future__ import annotations
 
 import torch
 
+from st_contrastive.models.multiview.node_states import as_outputs, gradient_buffer, iou_gradient, iou_rows
+
 
 class BinaryLevels(torch.autograd.Function):
-    """``(states, bias, weight, children, levels) -> states``: the leaves' rows of ``states`` (nodes, 2H: h then c)
-    are given; every inner level in turn fills its nodes' rows from their two children (``children[node]`` = left,
+    """``(leaf_gates, bias, weight, leaves, children, levels) -> (h, c)`` of every node. ``leaf_gates`` are the
+    leaves' i, o, u before their nonlinearities (a leaf has no children: c = i ⊙ u), in the order of ``leaves``,
+    their nodes; every inner level in turn fills its nodes' rows from their two children (``children[node]`` = left,
     right). Gates (i, f_L, f_R, o, u) = bias + [h_L; h_R] @ weightᵀ; c = i ⊙ tanh(u) + f_L ⊙ c_L + f_R ⊙ c_R;
     h = o ⊙ tanh(c), with i, f_L, f_R, o through a sigmoid."""
 
     @staticmethod
-    def forward(ctx, states, bias, weight, children, levels):
-        H = states.shape[1] // 2
-        states = states.clone()
+    def forward(ctx, leaf_gates, bias, weight, leaves, children, levels):
+        H = leaf_gates.shape[1] // 3
         ctx.parameter_dtypes = (bias.dtype, weight.dtype)  # the gradients go back in them
-        bias, weight = bias.to(states.dtype), weight.to(states.dtype)  # bfloat16 states under autocast
+        bias, weight = bias.to(leaf_gates.dtype), weight.to(leaf_gates.dtype)  # bfloat16 gates under autocast
+        # h and c of every node side by side; every row is written, the leaves' first, then each level's.
+        states = leaf_gates.new_empty(len(children), 2 * H)
+        rows, ctx.saved_leaves = iou_rows(leaf_gates)
+        states[leaves] = rows
         saved = []
         for nodes in levels:
             pair = children[nodes]
@@ -43,15 +49,17 @@ class BinaryLevels(torch.autograd.Function):
             torch.mul(o, tanh_cell, out=rows[:, :H])
             states[nodes] = rows
             saved.append((pair, children_h, children_c, sigmoids, u, tanh_cell))
-        ctx.save_for_backward(weight, *levels)
+        ctx.save_for_backward(weight, leaves, *levels)
         ctx.saved_gates = saved
-        return states
+        return as_outputs(ctx, states)
 
     @staticmethod
-    def backward(ctx, grad_states):
-        weight, *levels = ctx.saved_tensors
+    def backward(ctx, grad_h, grad_c):
+        weight, leaves, *levels = ctx.saved_tensors
         H = weight.shape[1] // 2
-        grad = grad_states.clone()  # (nodes, 2H): dL/dh and dL/dc of every node, the children's added in as we go
+        grad = gradient_buffer(grad_h, grad_c)  # dL/dh and dL/dc of every node, the children's added in as we go
+        if grad is None:
+            return (None,) * 6
         grad_bias = weight.new_zeros(weight.shape[0])
         grad_weight = torch.zeros_like(weight)
         for nodes, (pair, children_h, children_c, sigmoids, u, tanh_cell) in zip(
@@ -76,6 +84,7 @@ class BinaryLevels(torch.autograd.Function):
             torch.mul(d_c, f_left, out=d_children[:, 0, H:])
             torch.mul(d_c, f_right, out=d_children[:, 1, H:])
             grad.index_add_(0, pair.flatten(), d_children.flatten(0, 1))
-            grad[nodes] = 0  # the level's own rows are the leaves' no more: only the leaves' gradient goes out
+        grad_leaf_gates = grad.new_empty(len(leaves), 3 * H)
+        iou_gradient(grad[leaves], ctx.saved_leaves, out=grad_leaf_gates)
         bias_dtype, weight_dtype = ctx.parameter_dtypes
-        return grad, grad_bias.to(bias_dtype), grad_weight.to(weight_dtype), None, None
+        return grad_leaf_gates, grad_bias.to(bias_dtype), grad_weight.to(weight_dtype), None, None, None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from st_contrastive.arguments import at_least
@@ -17,7 +18,7 @@ class BinaryTreeLSTMCell(nn.Module):
     Separate parameters for the left and the right child: every gate g ∈ {i, f_L, f_R, o, u} is
     W_g x + U_g^L h_L + U_g^R h_R + b_g, so each child's forget gate sees both children (Tai's U^{(f)}_{kl}).
     c = i ⊙ u + f_L ⊙ c_L + f_R ⊙ c_R; h = o ⊙ tanh(c). Leaves are words (no children: h_L = h_R = 0); inner
-    constituents have no word (x = 0: their rows of ``inputs`` are not read, their input gates are the biases).
+    constituents have no word (x = 0: their input gates are the biases).
     """
 
     def __init__(self, input_size: int, hidden_size: int) -> None:
@@ -30,27 +31,25 @@ class BinaryTreeLSTMCell(nn.Module):
         self.right_gates = nn.Linear(hidden_size, 5 * hidden_size, bias=False)
 
     def forward(self, inputs: torch.Tensor, batch: TreeBatch) -> tuple[torch.Tensor, torch.Tensor]:
-        """``inputs``: one row per node (inner constituents' rows are not read). Returns ``(h, c)`` of every node."""
+        """``inputs``: one row per token, the batch's sentences one after another (the leaves, which are the
+        tokens, in node order). Returns ``(h, c)`` of every node, ``(num_nodes, hidden_size)``."""
         if batch.left is None:
             raise ValueError("BinaryTreeLSTMCell needs a batch of binary trees (TreeBatch.from_binary_trees)")
-        H = self.hidden_size
-        # Only leaves have a word: project just their rows. An inner constituent's input gates are the biases alone,
-        # added in its level's product: no gate tensor over every node, whose per-level gathers would cost a
-        # node-sized gradient each in the backward pass.
         leaves = batch.levels[0].nodes  # height 0 holds exactly the leaves (a mask's nonzero() would wait for a GPU)
-        i, _, _, o, u = self.input_gates(inputs[leaves]).chunk(5, dim=-1)
-        cell = torch.sigmoid(i) * torch.tanh(u)
-        # h and c of every node side by side, (nodes, 2H): one gather and one write per level reads and sets both.
-        # The states take the gates' dtype (bfloat16 under autocast): CUDA's index_copy refuses a mix.
-        states = cell.new_zeros(batch.num_nodes, 2 * H)
-        states.index_copy_(0, leaves, torch.cat([torch.sigmoid(o) * torch.tanh(cell), cell], dim=1))
-        # The inner levels in one step with a backward of its own (binary_levels.py): both children in one gather
-        # and one product per level, [h_L; h_R] @ [U^L; U^R] + the input gates' bias (an inner node has no word).
+        if len(inputs) != len(leaves):
+            raise ValueError(f"inputs has one row per token: {len(inputs)} rows for the batch's {len(leaves)} tokens")
+        H = self.hidden_size
+        # A leaf has no children, so its forget gates read nothing: its word goes through i, o, u alone. An inner
+        # constituent has no word: its input gates are the biases alone, added in its level's product.
+        weight, bias = self.input_gates.weight, self.input_gates.bias
+        iou_weight, iou_bias = torch.cat([weight[:H], weight[3 * H :]]), torch.cat([bias[:H], bias[3 * H :]])
+        leaf_gates = F.linear(inputs, iou_weight, iou_bias)
+        # The levels in one step with a backward of its own (binary_levels.py): both children in one gather and
+        # one product per level, [h_L; h_R] @ [U^L; U^R] + the input gates' bias.
         children = torch.stack([batch.left, batch.right], dim=1)
         child_weight = torch.cat([self.left_gates.weight, self.right_gates.weight], dim=1)
         inner = [level.nodes for level in batch.levels[1:]]
-        states = BinaryLevels.apply(states, self.input_gates.bias, child_weight, children, inner)
-        return states.split(H, dim=1)
+        return BinaryLevels.apply(leaf_gates, bias, child_weight, leaves, children, inner)
 
 
 class BinaryTreeLSTM(nn.Module):
@@ -65,12 +64,7 @@ class BinaryTreeLSTM(nn.Module):
         self.cell = BinaryTreeLSTMCell(word_dim, dim)
 
     def forward(self, features: dict[str, torch.Tensor]) -> torch.Tensor:
-        words = self.embeddings(features["token_ids"])
+        words = self.embeddings(features["token_ids"])  # one row per token (= leaf), sentence by sentence
         batch = features["constituency_trees"].to(words.device, non_blocking=True)  # the host's copy need not wait
-        leaves = batch.levels[0].nodes  # the tokens: height 0 holds exactly them
-        # Inner constituents have no word: their input is zero.
-        inputs = words.new_zeros(batch.num_nodes, words.shape[1]).index_copy(
-            0, leaves, words[batch.token_index[leaves]]
-        )
-        hidden, _ = self.cell(inputs, batch)
+        hidden, _ = self.cell(words, batch)
         return hidden[batch.roots]

@@ -6,26 +6,32 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from st_contrastive.models.multiview.node_states import as_outputs, gradient_buffer, iou_gradient, iou_rows
+
 
 class ChildSumLevels(torch.autograd.Function):
-    """``(states, inner_gates, iou_weight, child_weight, key_bias, levels) -> states``.
+    """``(leaf_gates, inner_gates, iou_weight, child_weight, key_bias, leaves, levels) -> (h, c)`` of every node.
 
-    ``states`` (nodes, 2H: h then c) holds the leaves' rows; ``inner_gates`` the inner nodes' gates from their words,
-    level after level (i, o, u, f, and with attention the query: 4H or 5H columns); ``levels`` is each inner level's
+    ``leaf_gates`` are the leaves' i, o, u before their nonlinearities (a leaf has no children: c = i ⊙ u), in the
+    order of ``leaves``, their nodes; ``inner_gates`` the inner nodes' gates from their words, level after level
+    (i, o, u, f, and with attention the query: 4H or 5H columns); ``levels`` is each inner level's
     (nodes, edge_child, edge_parent_position). Per node j: f_k = σ(f_j + U^f h_k) per child k; with attention
     α_k = softmax over the children of cos(query_j, W_p h_k + b_p) and h̃ = Σ α_k h_k, else h̃ = Σ h_k;
     i, o = σ(i_j + U^{io} h̃), u = tanh(u_j + U^u h̃); c = i ⊙ u + Σ f_k ⊙ c_k; h = o ⊙ tanh(c)."""
 
     @staticmethod
-    def forward(ctx, states, inner_gates, iou_weight, child_weight, key_bias, levels):
-        H = states.shape[1] // 2
+    def forward(ctx, leaf_gates, inner_gates, iou_weight, child_weight, key_bias, leaves, levels):
+        H = leaf_gates.shape[1] // 3
         attention = key_bias is not None
         ctx.parameter_dtypes = (iou_weight.dtype, child_weight.dtype, key_bias.dtype if attention else None)
-        dtype = states.dtype  # bfloat16 under autocast
+        dtype = leaf_gates.dtype  # bfloat16 under autocast
         iou_weight, child_weight = iou_weight.to(dtype), child_weight.to(dtype)
         child_bias = torch.cat([key_bias.new_zeros(H), key_bias]).to(dtype) if attention else None
         inner_gates = inner_gates.to(dtype)
-        states = states.clone()
+        # h and c of every node side by side; every row is written, the leaves' first, then each level's.
+        states = leaf_gates.new_empty(len(leaf_gates) + len(inner_gates), 2 * H)
+        rows, ctx.saved_leaves = iou_rows(leaf_gates)
+        states[leaves] = rows
         saved, first = [], 0
         for nodes, edge_child, parent in levels:
             n = len(nodes)
@@ -42,44 +48,32 @@ class ChildSumLevels(torch.autograd.Function):
                 summed_h = alpha[:, None] * child_h
             h_tilde = child_h.new_zeros(n, H).index_add_(0, parent, summed_h)
             c_sum = child_h.new_zeros(n, H).index_add_(0, parent, forget * child_c)
-            iou = torch.addmm(gates[:, : 3 * H], h_tilde, iou_weight.T)
-            io = torch.sigmoid(iou[:, : 2 * H])
-            u = torch.tanh(iou[:, 2 * H :])
-            rows = states.new_empty(n, 2 * H)  # the level's h and c, written in place: no concatenation
-            cell = torch.addcmul(c_sum, io[:, :H], u, out=rows[:, H:])
-            tanh_cell = torch.tanh(cell)
-            torch.mul(io[:, H:], tanh_cell, out=rows[:, :H])
+            rows, iou_saved = iou_rows(torch.addmm(gates[:, : 3 * H], h_tilde, iou_weight.T), carried=c_sum)
             states[nodes] = rows
-            saved.append((child_h, child_c, gates, from_children, forget, alpha, h_tilde, io, u, tanh_cell))
-        ctx.save_for_backward(iou_weight, child_weight)
+            saved.append((child_h, child_c, gates, from_children, forget, alpha, h_tilde, iou_saved))
+        ctx.save_for_backward(iou_weight, child_weight, leaves)
         ctx.levels, ctx.saved_levels, ctx.attention = levels, saved, attention
         ctx.gate_shape = inner_gates.shape
-        return states
+        return as_outputs(ctx, states)
 
     @staticmethod
-    def backward(ctx, grad_states):
-        iou_weight, child_weight = ctx.saved_tensors
+    def backward(ctx, grad_h, grad_c):
+        iou_weight, child_weight, leaves = ctx.saved_tensors
         H = iou_weight.shape[1]
-        grad = grad_states.clone()  # dL/dh and dL/dc of every node, the children's added in as the levels go down
+        grad = gradient_buffer(grad_h, grad_c)  # dL/dh and dL/dc of every node, the children's added in as we go
+        if grad is None:
+            return (None,) * 7
         # The inner nodes' gate gradients, each level's rows written in place (the levels are consecutive rows).
         grad_gates = grad.new_empty(ctx.gate_shape)
         last = ctx.gate_shape[0]
         grad_iou_weight, grad_child_weight = torch.zeros_like(iou_weight), torch.zeros_like(child_weight)
         grad_key_bias = child_weight.new_zeros(H) if ctx.attention else None
         for (nodes, edge_child, parent), saved in zip(reversed(ctx.levels), reversed(ctx.saved_levels), strict=True):
-            child_h, child_c, gates, from_children, forget, alpha, h_tilde, io, u, tanh_cell = saved
+            child_h, child_c, gates, from_children, forget, alpha, h_tilde, iou_saved = saved
             n = len(nodes)
             level_grad, last = grad_gates[last - n : last], last - n
-            i, o = io.split(H, dim=1)
-            d_h, d_c = grad[nodes].split(H, dim=1)
-            d_c = d_c + torch.ops.aten.tanh_backward(d_h * o, tanh_cell)
-            # i, o and u's gradients before their nonlinearities, written side by side; i and o's sigmoids in one
-            # fused kernel, in place.
             d_iou = level_grad[:, : 3 * H]
-            torch.mul(d_c, u, out=d_iou[:, :H])
-            torch.mul(d_h, tanh_cell, out=d_iou[:, H : 2 * H])
-            torch.ops.aten.sigmoid_backward.grad_input(d_iou[:, : 2 * H], io, grad_input=d_iou[:, : 2 * H])
-            torch.ops.aten.tanh_backward.grad_input(d_c * i, u, grad_input=d_iou[:, 2 * H :])
+            d_c = iou_gradient(grad[nodes], iou_saved, out=d_iou)
             grad_iou_weight.addmm_(d_iou.T, h_tilde)
             d_h_tilde = (d_iou @ iou_weight)[parent]  # per edge
             d_c_edge = d_c[parent]
@@ -110,13 +104,15 @@ class ChildSumLevels(torch.autograd.Function):
             grad_child_weight.addmm_(d_from.T, child_h)
             torch.addmm(d_child_h, d_from, child_weight, out=d_child[:, :H])
             grad.index_add_(0, edge_child, d_child)
-            grad[nodes] = 0  # an inner node's rows are no input: only the leaves' gradient goes out
+        grad_leaf_gates = grad.new_empty(len(leaves), 3 * H)
+        iou_gradient(grad[leaves], ctx.saved_leaves, out=grad_leaf_gates)
         iou_dtype, child_dtype, key_dtype = ctx.parameter_dtypes
         return (
-            grad,
+            grad_leaf_gates,
             grad_gates,
             grad_iou_weight.to(iou_dtype),
             grad_child_weight.to(child_dtype),
             grad_key_bias.to(key_dtype) if ctx.attention else None,
+            None,
             None,
         )

@@ -33,7 +33,8 @@ class ChildSumTreeLSTMCell(nn.Module):
             self.key = nn.Linear(hidden_size, hidden_size)
 
     def forward(self, inputs: torch.Tensor, batch: TreeBatch) -> tuple[torch.Tensor, torch.Tensor]:
-        """``inputs``: one row per node. Returns ``(h, c)`` of every node, ``(num_nodes, hidden_size)``."""
+        """``inputs``: one row per token (a dependency tree's nodes are its tokens). Returns ``(h, c)`` of every node,
+        ``(num_nodes, hidden_size)``."""
         H = self.hidden_size
         # The step is bound by its matrix products: each is computed only for the nodes that read it. A leaf (height
         # 0) has no children, so no forget gate and no attention query: its word goes through i, o, u alone.
@@ -45,31 +46,24 @@ class ChildSumTreeLSTMCell(nn.Module):
         leaf_x, inner_x = inputs[torch.cat([level.nodes for level in batch.levels])].split(
             [len(leaves), batch.num_nodes - len(leaves)]
         )
-        i, o, u = F.linear(leaf_x, x_weight[: 3 * H], x_bias[: 3 * H]).chunk(3, dim=-1)
-        cell = torch.sigmoid(i) * torch.tanh(u)
-        # h and c of every node side by side, (nodes, 2H): one gather and one write per level reads and sets both.
-        # The states take the gates' dtype (bfloat16 under autocast): CUDA's index_copy refuses a mix.
-        states = cell.new_zeros(batch.num_nodes, 2 * H)
-        states.index_copy_(0, leaves, torch.cat([torch.sigmoid(o) * torch.tanh(cell), cell], dim=1))
-        if len(batch.levels) == 1:
-            return states.split(H, dim=1)
+        leaf_gates = F.linear(leaf_x, x_weight[: 3 * H], x_bias[: 3 * H])
         # Every inner node's gates from its word in one product; the levels' rows are consecutive slices of it.
         inner_gates = F.linear(inner_x, x_weight, x_bias)
-        # Each child once through U^f and (attention) the key W_p h_k + b_p: one product per level. The levels run
-        # as one step with a backward of its own (child_sum_levels.py).
+        # Each child once through U^f and (attention) the key W_p h_k + b_p: one product per level. The leaves and
+        # the levels run as one step with a backward of its own (child_sum_levels.py).
         child_weight = self.hidden_f.weight
         if self.attention:
             child_weight = torch.cat([child_weight, self.key.weight])
         levels = [(level.nodes, level.edge_child, level.edge_parent_position) for level in inner]
-        states = ChildSumLevels.apply(
-            states,
+        return ChildSumLevels.apply(
+            leaf_gates,
             inner_gates,
             self.hidden_iou.weight,
             child_weight,
             self.key.bias if self.attention else None,
+            leaves,
             levels,
         )
-        return states.split(H, dim=1)
 
 
 class ChildSumTreeLSTM(nn.Module):

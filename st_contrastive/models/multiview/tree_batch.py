@@ -76,7 +76,8 @@ class TreeBatch:
     def from_binary_children(cls, sentences: list[list[tuple[int, int]]], lengths: list[int]) -> TreeBatch:
         """Binary trees in the compact form of :func:`inner_children`: per sentence of n tokens, its n − 1 inner
         nodes children-first, each as (left, right) where 0…n−1 are tokens and n + k is inner node k. The root
-        is the last inner node (the token itself for a one-word sentence)."""
+        is the last inner node (the token itself for a one-word sentence). The leaves (height 0), in node order, are
+        the batch's tokens in order: one input row per token is one per leaf."""
         left: list[int] = []
         right: list[int] = []
         parents: list[int] = []  # the edges: each inner node twice, to its left child, then its right

@@ -62,6 +62,8 @@ def test_binary_levels_equal_a_walk_over_the_trees():
     assert as_lists(batch) == walked_levels(children)
     assert batch.left.tolist() == [kids[0] if kids else -1 for kids in children]
     assert batch.right.tolist() == [kids[1] if kids else -1 for kids in children]
+    # The leaves in node order are the tokens in order: the binary cell reads one input row per token.
+    assert batch.token_index[batch.levels[0].nodes].tolist() == list(range(sum(map(len, heads))))
 
 
 def test_heads_on_a_cycle_are_refused():

@@ -83,11 +83,7 @@ def test_binary_cell_equals_per_node_recursion():
     cell = BinaryTreeLSTMCell(6, 5).to(DOUBLE)
     batch = TreeBatch.from_binary_trees(trees, lengths)
     words = torch.randn(sum(lengths), 6, dtype=DOUBLE, requires_grad=True)
-    # A node's input: its word, or zeros for an inner constituent.
-    inputs = torch.cat([words, torch.zeros(1, 6, dtype=DOUBLE)])[
-        torch.where(batch.token_index < 0, len(words), batch.token_index)
-    ]
-    h, _ = cell(inputs, batch)
+    h, _ = cell(words, batch)
     naive_roots, offset = [], 0
     for tree, length in zip(trees, lengths):
         naive_roots.append(naive_binary(cell, words[offset : offset + length], tree)[0])
@@ -107,7 +103,7 @@ def test_under_bf16_autocast_the_states_take_the_gates_dtype(cell_type):
             binarize(project_heads(ParsedSentence(["w"] * len(s), ["X"] * len(s), s, ["dep"] * len(s)))) for s in heads
         ]
         cell, batch = BinaryTreeLSTMCell(6, 5), TreeBatch.from_binary_trees(trees, [len(s) for s in heads])
-    inputs = torch.randn(batch.num_nodes, 6)
+    inputs = torch.randn(sum(len(s) for s in heads), 6)  # one row per token
     with torch.autocast("cpu", dtype=torch.bfloat16):
         h, c = cell(inputs, batch)
     assert h.dtype == c.dtype == torch.bfloat16
@@ -123,3 +119,6 @@ def test_binary_batches_refuse_unbinarized_trees():
         TreeBatch.from_binary_trees([tree], [3])
     with pytest.raises(ValueError, match="from_binary_trees"):
         BinaryTreeLSTMCell(2, 2)(torch.zeros(3, 2), TreeBatch.from_heads([[0, 1, 1]]))
+    # One input row per token: a row per node (5 for these 3 tokens) is refused, not read past the words.
+    with pytest.raises(ValueError, match="one row per token: 5 rows for the batch's 3 tokens"):
+        BinaryTreeLSTMCell(2, 2)(torch.zeros(5, 2), TreeBatch.from_binary_trees([binarize(tree)], [3]))
