@@ -2,11 +2,13 @@
 
 Both are measured above what the process held when the block began (model, optimizer state and batch already in
 place). On CPU the process's lifetime high-water mark (``ru_maxrss``) cannot serve: loading a corpus already sets
-it, so a thread samples ``/proc/self/statm`` every millisecond instead.
+it, so a thread samples ``/proc/self/statm`` every millisecond instead, after handing the memory that earlier blocks
+freed back to the system (glibc keeps freed memory in the process: a second block would reuse it unseen).
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 import time
@@ -40,6 +42,14 @@ class ResidentMemorySampler(threading.Thread):
         return max(self.peak, self.current())
 
 
+def release_freed_memory() -> None:
+    """Return the heap's free memory to the system (glibc's ``malloc_trim``); elsewhere nothing to do."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
 @contextmanager
 def peak_memory(device: str) -> Iterator[dict]:
     """``with peak_memory(device) as peak: ...`` leaves the block's peak in ``peak["bytes"]`` (never below 0)."""
@@ -49,6 +59,7 @@ def peak_memory(device: str) -> Iterator[dict]:
         torch.cuda.reset_peak_memory_stats()
         before = torch.cuda.memory_allocated()
     else:
+        release_freed_memory()
         sampler = ResidentMemorySampler()
         before = sampler.current()
         sampler.start()
