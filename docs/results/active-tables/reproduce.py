@@ -128,6 +128,16 @@ KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"] = [
     "--min-steps-per-class",
     "23",
 ]
+# today's defaults with fewer steps: a smaller floor per class, 35 passes from the base and 13 in a round that continues
+KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-fewer"] = [
+    *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"],
+    "--min-steps-per-class",
+    "15",
+    "--from-base-epochs",
+    "35",
+    "--epochs",
+    "13",
+]
 # two views with 5 passes, not 10, in a round that continues from the last
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-e5"] = [*KMEANS_DEV_ARMS["per-class-warm10-base-e30"], "--epochs", "5"]
 # run folder -> the `st-contrastive` arguments that made it (without --output)
@@ -172,6 +182,7 @@ RUNS: dict[str, list[str]] = {
                 "per-class-warm10-base-e30-v1",
                 "per-class-warm10-base-e30-v1-x1.5",
                 "per-class-warm10-base-e30-e5",
+                "per-class-warm10-base-e30-v1-fewer",
             ),
         }.items()
         for arm in arms
@@ -492,6 +503,14 @@ LAYOUTS: dict[str, Table] = {
             " --from-base-epochs 45 --min-steps 15 --min-steps-per-class 23`)",
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-e5": "two views, 5 passes in a round that continues"
             " (`--epochs 5`)",
+        }
+    ),
+    "dev-fewer-steps": both_dev_splits(
+        {
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "today's defaults: one view, `--epochs 15"
+            " --from-base-epochs 45 --min-steps-per-class 23`",
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-fewer": "fewer steps: `--min-steps-per-class 15"
+            " --from-base-epochs 35 --epochs 13`",
         }
     ),
     "test-kmeans": kmeans_table(read_on("al-{}-kmeans", DATASETS), ("training s / round",)),
