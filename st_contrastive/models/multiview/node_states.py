@@ -59,5 +59,8 @@ def gradient_buffer(grad_h: torch.Tensor | None, grad_c: torch.Tensor | None) ->
     nodes, H = given.shape
     grad = given.new_empty(nodes, 2 * H)
     for part, value in ((grad[:, :H], grad_h), (grad[:, H:], grad_c)):
-        part.copy_(value) if value is not None else part.zero_()
+        if value is None:
+            part.zero_()
+        else:
+            part.copy_(value)
     return grad

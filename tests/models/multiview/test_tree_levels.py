@@ -13,6 +13,12 @@ HEADS = [[0], [2, 3, 4, 0], [0, 1, 1, 1, 1], [2, 0, 2, 5, 3, 5]]  # one word, a 
 H = 3
 
 
+def binary_batch() -> TreeBatch:
+    """HEADS as binarized constituency trees (head projection, then binarization)."""
+    trees = [binarize(project_heads(ParsedSentence(["w"] * len(h), ["X"] * len(h), h, ["d"] * len(h)))) for h in HEADS]
+    return TreeBatch.from_binary_trees(trees, [len(h) for h in HEADS])
+
+
 def leaf_gates(batch: TreeBatch) -> torch.Tensor:
     """Random i, o, u pre-activations of the leaves."""
     return torch.randn(len(batch.levels[0].nodes), 3 * H, dtype=torch.float64, requires_grad=True)
@@ -25,8 +31,7 @@ def both_outputs(h: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
 
 def test_binary_levels_gradients_match_finite_differences():
     torch.manual_seed(0)
-    trees = [binarize(project_heads(ParsedSentence(["w"] * len(h), ["X"] * len(h), h, ["d"] * len(h)))) for h in HEADS]
-    batch = TreeBatch.from_binary_trees(trees, [len(h) for h in HEADS])
+    batch = binary_batch()
     children = torch.stack([batch.left, batch.right], dim=1)
     leaves, inner = batch.levels[0].nodes, [level.nodes for level in batch.levels[1:]]
     bias = torch.randn(5 * H, dtype=torch.float64, requires_grad=True)
@@ -62,10 +67,7 @@ def test_a_caller_that_reads_only_h_gets_the_same_gradients(cell):
     # c's gradient arrives as None (no zeros made for it): the leaves' gradient equals one with c's given as zeros.
     torch.manual_seed(0)
     if cell == "binary":
-        trees = [
-            binarize(project_heads(ParsedSentence(["w"] * len(h), ["X"] * len(h), h, ["d"] * len(h)))) for h in HEADS
-        ]
-        batch = TreeBatch.from_binary_trees(trees, [len(h) for h in HEADS])
+        batch = binary_batch()
         children = torch.stack([batch.left, batch.right], dim=1)
         inner = [level.nodes for level in batch.levels[1:]]
         bias, weight = torch.randn(5 * H, dtype=torch.float64), torch.randn(5 * H, 2 * H, dtype=torch.float64)
