@@ -135,7 +135,8 @@ class DeCLUTRLoss(nn.Module):
         groups, mlm_labels = once_per_batch(
             self, [anchor_features, *positive_inputs], lambda: self._groups(anchor_features, positive_inputs)
         )
-        with self.mlm_head.sparse_lookup_gradient() if mlm_labels is not None else contextlib.nullcontext():
+        lookup = self.mlm_head.sparse_lookup_gradient() if mlm_labels is not None else contextlib.nullcontext()
+        with lookup as decoder_weight:
             (anchors, *positives), masked_tokens, masked_labels = groups.embed(self.model)
         # Under MatryoshkaLoss / AdaptiveLayerLoss MLM reads the same tokens at every call: counted once, at full size.
         with_mlm = self.mlm_weight > 0 and not reduced_by_a_modifier(self.model, anchors)
@@ -151,7 +152,7 @@ class DeCLUTRLoss(nn.Module):
             contrastive = nt_xent(anchors, mean_positives, self.temperature, self.gather_across_devices)
             losses["contrastive"] = self.contrastive_weight * contrastive
         if with_mlm:
-            mlm = self.mlm_head.masked_loss(masked_tokens, masked_labels)
+            mlm = self.mlm_head.masked_loss(masked_tokens, masked_labels, decoder_weight)
             # Ranks mask different numbers of tokens: weight each rank's mean so DDP trains the global token mean.
             # The count stays a tensor: int() here would make every step wait for the GPU.
             share = global_mean_factor(

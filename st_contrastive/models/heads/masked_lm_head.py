@@ -69,20 +69,29 @@ class MaskedLMHead(nn.Module):
                 weight.register_hook(lambda grad: grad.to_dense() if grad.is_sparse else grad)
                 weight._densified = True
         self._input_embeddings = encoder.get_input_embeddings() if self.tied else None
+        if self.tied:  # the decoder's weight by its name in the head, for masked_loss's decoder_weight
+            decoder = self.masked_lm.get_output_embeddings().weight
+            self._decoder_name = next(n for n, p in self.masked_lm.named_parameters() if p is decoder)
 
     @contextlib.contextmanager
-    def sparse_lookup_gradient(self) -> Iterator[None]:
+    def sparse_lookup_gradient(self) -> Iterator[torch.Tensor | None]:
         """While the encoder embeds a batch whose MLM loss this head computes, its embedding lookup's gradient is
-        sparse (the rows of the batch's tokens). The tied decoder's gradient is dense over the whole vocabulary, and
-        autograd adds the lookup's rows into it in place: the step no longer fills and adds a second dense
-        vocabulary-by-dimension matrix (the same update)."""
+        sparse (the rows of the batch's tokens), and the tied decoder's gradient, dense over the whole vocabulary,
+        takes those rows in: the step fills and adds no second dense vocabulary-by-dimension matrix (the same
+        update). Yields the ``decoder_weight`` to give :meth:`masked_loss` (None when the head is not tied)."""
         embeddings = self._input_embeddings
         if embeddings is None or embeddings.sparse:
-            yield
+            yield None
             return
+        # An alias of the tied matrix made before any lookup, for the decoder to read. autograd runs, of the nodes
+        # ready, the one made last first, so the alias's (which passes the decoder's dense gradient on) comes after
+        # every lookup's: their sparse gradients are summed first and added to the dense one once. Without it the
+        # dense gradient arrives first and each lookup's rows are added to it out of place, a copy of the whole
+        # matrix per encoder call (the length groups make several).
+        decoder_weight = embeddings.weight.view_as(embeddings.weight)
         embeddings.sparse = True
         try:
-            yield
+            yield decoder_weight
         finally:
             embeddings.sparse = False
 
@@ -93,10 +102,18 @@ class MaskedLMHead(nn.Module):
         chosen = (labels != IGNORE_INDEX).nonzero(as_tuple=True)
         return self.masked_loss(token_embeddings[chosen], labels[chosen])
 
-    def masked_loss(self, masked_embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    def masked_loss(
+        self, masked_embeddings: torch.Tensor, labels: torch.Tensor, decoder_weight: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Mean cross-entropy of the masked positions' token embeddings ``(masked, dim)`` against their labels; no
-        read of any value on the host. A batch that masks nothing gives 0, in the graph."""
-        logits = self.masked_lm(inputs_embeds=masked_embeddings.unsqueeze(0)).logits[0]
+        read of any value on the host. A batch that masks nothing gives 0, in the graph. ``decoder_weight``: what
+        :meth:`sparse_lookup_gradient` yielded, read by the decoder in place of the tied matrix (the same values)."""
+        inputs = {"inputs_embeds": masked_embeddings.unsqueeze(0)}
+        if decoder_weight is None:
+            logits = self.masked_lm(**inputs).logits[0]
+        else:
+            replaced = {self._decoder_name: decoder_weight}
+            logits = torch.func.functional_call(self.masked_lm, replaced, kwargs=inputs).logits[0]
         return F.cross_entropy(logits, labels, reduction="sum") / max(len(logits), 1)
 
     def save_masked_lm(self, encoder: nn.Module, tokenizer, path: str) -> None:
