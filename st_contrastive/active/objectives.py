@@ -143,6 +143,7 @@ def train_round(
         supcon_weight=training.supcon_weight if objective == "supcon-ce" else 0.0,
         temperature=training.temperature,
         dropout_rates=training.dropout_rates,
+        label_smoothing=training.label_smoothing,
     )
     result = train(
         encoder,

@@ -55,6 +55,10 @@ class RoundTraining:
         default_factory=lambda: [0.1],
         metadata=_help("one view per rate (supcon-ce; the paper: 0.0 0.1 0.2 0.3 0.4)"),
     )
+    label_smoothing: float = field(
+        default=SCALeObjective.label_smoothing,
+        metadata=_help("ε of the softmax head's cross-entropy targets, in [0, 1) (supcon-ce, ce; the paper: 0)"),
+    )
     siamese_repeats: int = field(default=10, metadata=_help("pairs per sentence and label relation (siamese)"))
     warm_start: bool = field(
         default=True,
@@ -93,7 +97,9 @@ class RoundTraining:
         at_least("min_steps", self.min_steps, 1)
         at_least("min_steps_per_class", self.min_steps_per_class, 0)
         positive("head_learning_rate", self.head_learning_rate)
-        SCALeObjective(self.supcon_weight, self.temperature, tuple(self.dropout_rates))
+        SCALeObjective(
+            self.supcon_weight, self.temperature, tuple(self.dropout_rates), label_smoothing=self.label_smoothing
+        )
         at_least("warm_start_min_per_class", self.warm_start_min_per_class, 0)
         at_least("siamese_repeats", self.siamese_repeats, 1)
         at_least("max_seq_length", self.max_seq_length, 1)

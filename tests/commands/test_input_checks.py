@@ -227,6 +227,7 @@ COMMAND_RULES = {
         (["--supcon-weight", "2"], "--supcon-weight 2: must be in [0, 1]"),
         (["--temperature", "0"], "--temperature 0: must be above 0"),
         (["--dropout-rates", "0.1", "1"], "--dropout-rates 1: must be in [0, 1)"),
+        (["--label-smoothing", "1"], "--label-smoothing 1: must be in [0, 1)"),
         (["--siamese-repeats", "0"], "--siamese-repeats 0: must be at least 1"),
         (["--max-seq-length", "0"], "--max-seq-length 0: must be at least 1"),
         (["--push-to-hub", "me/model"], "--push-to-hub publishes one model and this run has 3 arms"),

@@ -138,6 +138,20 @@ KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-fewer"] = [
     "--epochs",
     "13",
 ]
+# today's defaults with fewer steps only where a round continues: a smaller floor per class, 10 passes (TREC-6)
+KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-cont10"] = [
+    *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"],
+    "--min-steps-per-class",
+    "15",
+    "--epochs",
+    "10",
+]
+# today's defaults with label smoothing 0.1 on the head's cross-entropy
+KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-ls0.1"] = [
+    *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"],
+    "--label-smoothing",
+    "0.1",
+]
 # two views with 5 passes, not 10, in a round that continues from the last
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-e5"] = [*KMEANS_DEV_ARMS["per-class-warm10-base-e30"], "--epochs", "5"]
 # run folder -> the `st-contrastive` arguments that made it (without --output)
@@ -183,6 +197,7 @@ RUNS: dict[str, list[str]] = {
                 "per-class-warm10-base-e30-v1-x1.5",
                 "per-class-warm10-base-e30-e5",
                 "per-class-warm10-base-e30-v1-fewer",
+                "per-class-warm10-base-e30-v1-ls0.1",
             ),
         }.items()
         for arm in arms
@@ -511,6 +526,26 @@ LAYOUTS: dict[str, Table] = {
             " --from-base-epochs 45 --min-steps-per-class 23`",
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-fewer": "fewer steps: `--min-steps-per-class 15"
             " --from-base-epochs 35 --epochs 13`",
+        }
+    ),
+    "dev-fewer-steps-trec": Table(
+        ("dataset", "rounds"),
+        dev_rows(
+            "trec",
+            {
+                "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "today's defaults: `--epochs 15"
+                " --from-base-epochs 45 --min-steps-per-class 23`",
+                "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-cont10": "a smaller floor per class, 10 passes where"
+                " a round continues: `--min-steps-per-class 15 --epochs 10`",
+            },
+        ),
+        (MEAN, "training s / round", "steps / round"),
+    ),
+    "dev-label-smoothing": both_dev_splits(
+        {
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "today's defaults (hard labels)",
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-ls0.1": "label smoothing 0.1 on the head"
+            " (`--label-smoothing 0.1`)",
         }
     ),
     "test-kmeans": kmeans_table(read_on("al-{}-kmeans", DATASETS), ("training s / round",)),
