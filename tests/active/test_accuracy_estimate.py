@@ -2,7 +2,6 @@
 stratified folds, the round's training on all but one fold, accuracy on that fold."""
 
 import numpy as np
-import pytest
 from sklearn.model_selection import StratifiedKFold
 from support_tickets import SUPPORT
 
@@ -14,12 +13,6 @@ TRAINING = RoundTraining(epochs=1, from_base_epochs=1, min_steps=2, min_steps_pe
 NAMES = sorted(SUPPORT)
 TEXTS = [text for name in NAMES for text in SUPPORT[name][:4]]
 LABELS = [i for i, _ in enumerate(NAMES) for _ in range(4)]
-
-
-@pytest.fixture()
-def base_model(tiny_model, tmp_path):
-    tiny_model.save(str(tmp_path / "base"))
-    return str(tmp_path / "base")
 
 
 def test_the_estimate_is_the_mean_and_spread_of_held_out_fold_accuracies(base_model, tmp_path):

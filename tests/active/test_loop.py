@@ -75,13 +75,6 @@ def unlabelled_csv(tmp_path):
     return write_questions(tmp_path / "questions.csv", train_labels=False)
 
 
-@pytest.fixture()
-def base_model(tiny_model, tmp_path):
-    path = tmp_path / "base"
-    tiny_model.save(str(path))
-    return str(path)
-
-
 def config(dataset, model, output, **overrides) -> ActiveLearningConfig:
     values = {
         "dataset": dataset,

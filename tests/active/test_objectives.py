@@ -10,12 +10,6 @@ TEXTS = ["Who wrote Hamlet ?", "Where is Lima ?", "Who painted it ?", "Where is 
 LABELS = [0, 1, 0, 1]
 
 
-@pytest.fixture()
-def base_model(tiny_model, tmp_path):
-    tiny_model.save(str(tmp_path / "base"))
-    return str(tmp_path / "base")
-
-
 @pytest.mark.parametrize("objective", ["supcon-ce", "ce"])
 def test_a_round_trains_with_its_label_smoothing(objective, base_model, tmp_path, monkeypatch):
     built = []
