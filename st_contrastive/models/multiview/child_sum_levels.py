@@ -37,12 +37,12 @@ class ChildSumLevels(torch.autograd.Function):
             n = len(nodes)
             gates, first = inner_gates[first : first + n], first + n
             # The children's h and c gathered apart (contiguous, no copy) and kept: the backward gathers nothing again.
-            child_h, child_c = states[:, :H][edge_child], states[:, H:][edge_child]
+            child_h, child_c = states[:, :H].index_select(0, edge_child), states[:, H:].index_select(0, edge_child)
             from_children = F.linear(child_h, child_weight, child_bias)
-            forget = torch.sigmoid(gates[parent, 3 * H : 4 * H] + from_children[:, :H])
+            forget = torch.sigmoid(gates[:, 3 * H : 4 * H].index_select(0, parent) + from_children[:, :H])
             alpha, summed_h = None, child_h
             if attention:
-                scores = F.cosine_similarity(gates[parent, 4 * H :], from_children[:, H:], dim=-1)
+                scores = F.cosine_similarity(gates[:, 4 * H :].index_select(0, parent), from_children[:, H:], dim=-1)
                 weights = scores.exp()  # cosine is in [-1, 1]: no overflow, no max to subtract
                 alpha = weights / weights.new_zeros(n).index_add(0, parent, weights)[parent]
                 summed_h = alpha[:, None] * child_h
@@ -73,10 +73,10 @@ class ChildSumLevels(torch.autograd.Function):
             n = len(nodes)
             level_grad, last = grad_gates[last - n : last], last - n
             d_iou = level_grad[:, : 3 * H]
-            d_c = iou_gradient(grad[nodes], iou_saved, out=d_iou)
+            d_c = iou_gradient(grad.index_select(0, nodes), iou_saved, out=d_iou)
             grad_iou_weight.addmm_(d_iou.T, h_tilde)
-            d_h_tilde = (d_iou @ iou_weight)[parent]  # per edge
-            d_c_edge = d_c[parent]
+            d_h_tilde = (d_iou @ iou_weight).index_select(0, parent)  # per edge
+            d_c_edge = d_c.index_select(0, parent)
             d_child = grad.new_empty(len(edge_child), 2 * H)  # each child's dL/dh and dL/dc, for one scatter
             torch.mul(d_c_edge, forget, out=d_child[:, H:])
             # U^f's and (attention) the key's gradients side by side: one product back to the children's h
@@ -89,7 +89,7 @@ class ChildSumLevels(torch.autograd.Function):
                 total = d_alpha.new_zeros(n).index_add(0, parent, d_alpha * alpha)
                 # alpha = w / Z: dw = (d_alpha − Σ d_alpha·alpha) / Z, and w = exp(s): ds = dw · w = dw · alpha · Z
                 d_scores = (d_alpha - total[parent]) * alpha
-                query, key = gates[parent, 4 * H :], from_children[:, H:]
+                query, key = gates[:, 4 * H :].index_select(0, parent), from_children[:, H:]
                 query_norm = query.norm(dim=1, keepdim=True)
                 key_norm = key.norm(dim=1, keepdim=True)
                 cosine = (query * key).sum(1, keepdim=True) / (query_norm * key_norm)
@@ -105,7 +105,7 @@ class ChildSumLevels(torch.autograd.Function):
             torch.addmm(d_child_h, d_from, child_weight, out=d_child[:, :H])
             grad.index_add_(0, edge_child, d_child)
         grad_leaf_gates = grad.new_empty(len(leaves), 3 * H)
-        iou_gradient(grad[leaves], ctx.saved_leaves, out=grad_leaf_gates)
+        iou_gradient(grad.index_select(0, leaves), ctx.saved_leaves, out=grad_leaf_gates)
         iou_dtype, child_dtype, key_dtype = ctx.parameter_dtypes
         return (
             grad_leaf_gates,

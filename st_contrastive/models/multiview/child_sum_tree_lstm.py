@@ -42,8 +42,9 @@ class ChildSumTreeLSTMCell(nn.Module):
         if self.attention:
             x_weight, x_bias = torch.cat([x_weight, self.query.weight]), torch.cat([x_bias, self.query.bias])
         leaves, inner = batch.levels[0].nodes, batch.levels[1:]
-        # The nodes' words in level order, in one gather (one node-sized gradient in the backward pass).
-        leaf_x, inner_x = inputs[torch.cat([level.nodes for level in batch.levels])].split(
+        # The nodes' words in level order, in one gather (one node-sized gradient in the backward pass); index_select's
+        # backward is a scatter-add, where indexing's sorts the indices first.
+        leaf_x, inner_x = inputs.index_select(0, torch.cat([level.nodes for level in batch.levels])).split(
             [len(leaves), batch.num_nodes - len(leaves)]
         )
         leaf_gates = F.linear(leaf_x, x_weight[: 3 * H], x_bias[: 3 * H])
