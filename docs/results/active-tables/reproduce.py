@@ -306,12 +306,13 @@ for arguments in RUNS.values():
         arguments += ["--from-base-epochs", epochs_given(arguments)]
 # Today's defaults (issue 51): one dropout view, 1.5 times the steps of two.
 RUNS.update({f"al-{dataset}-kmeans-v1": [*KMEANS, "--dataset", dataset] for dataset in DATASETS})
-# SST-5's dev split (issue 51), the test split unread: today's defaults with SetFit and the floor on the same rows,
-# and SCALe alone with twice the passes in a round that continues (30, not 15).
+# SST-5's dev split (issue 51), the test split unread: today's defaults with SetFit and the floor on the same rows;
+# SCALe alone with twice the passes in a round that continues (30, not 15), and with logistic regression as the head.
 SST5_DEV = ["--dataset", "sst5", "--dev-size", "500"]
+SCALE_SST5_DEV = [*SIMULATED, "--objective", "supcon-ce", "--acquisition", "kmeans", *SST5_DEV]
 RUNS["al-dev-sst5-kmeans-v1"] = [*KMEANS, *SST5_DEV]
-RUNS["al-dev-sst5-kmeans-v1-e30"] = [*SIMULATED, "--objective", "supcon-ce", "--acquisition", "kmeans", *SST5_DEV]
-RUNS["al-dev-sst5-kmeans-v1-e30"] += ["--epochs", "30"]
+RUNS["al-dev-sst5-kmeans-v1-e30"] = [*SCALE_SST5_DEV, "--epochs", "30"]
+RUNS["al-dev-sst5-kmeans-v1-refithead"] = [*SCALE_SST5_DEV, "--refit-head"]
 
 
 @dataclass(frozen=True)
@@ -561,6 +562,10 @@ LAYOUTS: dict[str, Table] = {
             Row(
                 ("SST-5", "SCALe, k-means, 30 passes in a round that continues (`--epochs 30`)"),
                 "al-dev-sst5-kmeans-v1-e30",
+            ),
+            Row(
+                ("SST-5", "SCALe, k-means, logistic regression as the head (`--refit-head`)"),
+                "al-dev-sst5-kmeans-v1-refithead",
             ),
         ),
         (MEAN, "training s / round", "steps / round"),
