@@ -323,6 +323,7 @@ RUNS["al-dev-sst5-kmeans-v1"] = [*KMEANS, *SST5_DEV]
 RUNS["al-dev-sst5-kmeans-v1-e30"] = [*SCALE_SST5_DEV, "--epochs", "30"]
 RUNS["al-dev-sst5-kmeans-v1-refithead"] = [*SCALE_SST5_DEV, "--refit-head"]
 RUNS["al-dev-sst5-kmeans-v1-nowarm"] = [*SCALE_SST5_DEV, "--no-warm-start"]
+RUNS["al-dev-sst5-kmeans-v1-b32"] = [*SCALE_SST5_DEV, "--batch-size", "32"]
 RUNS["al-dev-sst5-kmeans-v1-nowarm-base15"] = [*SCALE_SST5_DEV, "--no-warm-start", "--from-base-epochs", "15"]
 
 
@@ -596,6 +597,10 @@ LAYOUTS: dict[str, Table] = {
                     "SCALe, k-means, every round from the base at 15 passes (`--no-warm-start --from-base-epochs 15`)",
                 ),
                 "al-dev-sst5-kmeans-v1-nowarm-base15",
+            ),
+            Row(
+                ("SST-5", "SCALe, k-means, 32 labelled rows a batch (`--batch-size 32`)"),
+                "al-dev-sst5-kmeans-v1-b32",
             ),
         ),
         (MEAN, "training s / round", "steps / round"),
