@@ -96,6 +96,15 @@ def load_encoder(base_model: str, max_seq_length: int) -> SentenceTransformer:
     return model
 
 
+@torch.no_grad()
+def shrink_to_base(encoder: SentenceTransformer, base: SentenceTransformer, share: float) -> None:
+    """Move each weight of ``encoder`` ``share`` of the way to ``base``'s, in place: (1 − share)·last + share·base."""
+    weights = base.state_dict()
+    for name, value in encoder.state_dict().items():
+        if value.is_floating_point():  # not the position ids
+            value.lerp_(weights[name].to(value.device), share)
+
+
 def train_round(
     objective: str,
     base_model: str,
@@ -110,7 +119,7 @@ def train_round(
 ) -> RoundModel:
     """Train ``objective`` from ``base_model`` on the labelled rows for ``steps`` (default :func:`round_steps`) and
     return the round's model. ``warm_from`` (``--warm-start``): a saved round model to continue from instead, its
-    encoder and its head."""
+    encoder (moved ``training.shrink_to_base`` of the way back to the base's weights) and its head."""
     from st_contrastive.data.class_balanced_sampler import ClassBalancedBatchSampler
     from st_contrastive.losses.scale import SCALeLoss
     from st_contrastive.training import TrainSettings, train
@@ -119,6 +128,10 @@ def train_round(
         raise ArgumentError("objective", objective, f"choose one of {', '.join(OBJECTIVES)}")
     torch.manual_seed(seed)
     encoder = load_encoder(str(warm_from or base_model), training.max_seq_length)
+    if warm_from and training.shrink_to_base:
+        shrink_to_base(encoder, load_encoder(base_model, training.max_seq_length), training.shrink_to_base)
+    if training.freeze_word_embeddings:
+        encoder[0].auto_model.get_input_embeddings().requires_grad_(False)
     settings = TrainSettings(
         output_dir=str(output_dir),
         batch_size=training.batch_size,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import asdict, dataclass, field
 
-from st_contrastive.arguments import ArgumentError, at_least, is_number, one_of, positive, require, seed
+from st_contrastive.arguments import ArgumentError, at_least, fraction, is_number, one_of, positive, require, seed
 from st_contrastive.config.objectives import SCALeObjective
 from st_contrastive.config.training import TrainSettings
 
@@ -75,6 +75,21 @@ class RoundTraining:
             "per class of the dataset, and before that from the base model; 0: from the second round on"
         ),
     )
+    shrink_to_base: float = field(
+        default=0.0,
+        metadata=_help(
+            "in a round that continues, start the encoder this share of the way back from the last round's weights "
+            "to the base model's (Ash & Adams 2020 shrink a warm start toward zero; a pretrained encoder has its "
+            "base to shrink to); 0: the last round's weights (supcon-ce, ce)"
+        ),
+    )
+    freeze_word_embeddings: bool = field(
+        default=False,
+        metadata=_help(
+            "keep the encoder's token embedding matrix at the base model's: no gradient, no optimiser state for its "
+            "rows, most of a small encoder's weights (supcon-ce, ce)"
+        ),
+    )
     new_head: bool = field(
         default=False,
         metadata=_help(
@@ -101,6 +116,7 @@ class RoundTraining:
             self.supcon_weight, self.temperature, tuple(self.dropout_rates), label_smoothing=self.label_smoothing
         )
         at_least("warm_start_min_per_class", self.warm_start_min_per_class, 0)
+        fraction("shrink_to_base", self.shrink_to_base, one_included=False)  # 1 is --no-warm-start
         at_least("siamese_repeats", self.siamese_repeats, 1)
         at_least("max_seq_length", self.max_seq_length, 1)
 

@@ -1,8 +1,10 @@
 """A round's SCALe loss is built from the round's settings."""
 
 import pytest
+import torch
 
-from st_contrastive.active.objectives import train_round
+from st_contrastive.active import objectives
+from st_contrastive.active.objectives import load_encoder, train_round
 from st_contrastive.config.active_learning import RoundTraining
 from st_contrastive.losses import scale
 
@@ -27,3 +29,46 @@ def test_a_round_trains_with_its_label_smoothing(objective, base_model, tmp_path
     assert model.steps == 1 and [loss.label_smoothing for loss in built] == [0.1]
     with pytest.raises(ValueError, match=r"label_smoothing=1: must be in \[0, 1\)"):
         RoundTraining(label_smoothing=1)
+
+
+def test_shrink_to_base_moves_each_weight_that_share_of_the_way_to_the_base(base_model):
+    last, base = load_encoder(base_model, 128), load_encoder(base_model, 128)
+    with torch.no_grad():
+        for value in last.parameters():
+            value.add_(torch.randn_like(value))
+    before = {name: value.clone() for name, value in last.state_dict().items()}
+    objectives.shrink_to_base(last, base, 0.25)
+    after, target = last.state_dict(), base.state_dict()
+    for name, value in before.items():
+        expected = 0.75 * value + 0.25 * target[name] if value.is_floating_point() else value
+        torch.testing.assert_close(after[name], expected)
+    assert any(not torch.equal(before[name], after[name]) for name in before)
+
+
+@pytest.mark.parametrize("share", [0.0, 0.5])
+def test_only_a_round_that_continues_shrinks_to_the_base(share, base_model, tmp_path, monkeypatch):
+    shrunk, shrink = [], objectives.shrink_to_base
+    monkeypatch.setattr(objectives, "shrink_to_base", lambda e, b, s: (shrunk.append(s), shrink(e, b, s)))
+    training = RoundTraining(
+        epochs=1, from_base_epochs=1, min_steps=1, min_steps_per_class=0, batch_size=4, shrink_to_base=share
+    )
+    names = ["who", "where"]
+    train_round("supcon-ce", base_model, TEXTS, LABELS, names, training, tmp_path / "c0", 0).save(tmp_path / "r0")
+    assert shrunk == []  # from the base: nothing to shrink
+    train_round("supcon-ce", base_model, TEXTS, LABELS, names, training, tmp_path / "c1", 1, warm_from=tmp_path / "r0")
+    assert shrunk == ([share] if share else [])
+    with pytest.raises(ValueError, match=r"shrink_to_base=1: must be in \[0, 1\)"):
+        RoundTraining(shrink_to_base=1)
+
+
+def test_frozen_word_embeddings_stay_the_base_models_and_the_rest_trains(base_model, tmp_path):
+    training = RoundTraining(
+        epochs=1, from_base_epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4, freeze_word_embeddings=True
+    )
+    model = train_round("supcon-ce", base_model, TEXTS, LABELS, ["who", "where"], training, tmp_path / "c", seed=0)
+    base = load_encoder(base_model, 128).state_dict()
+    trained = {name: value for name, value in model.encoder.state_dict().items() if value.is_floating_point()}
+    changed = {name for name, value in trained.items() if not torch.equal(value, base[name])}
+    embedding = next(name for name in trained if name.endswith("word_embeddings.weight"))
+    assert model.steps == 2 and embedding not in changed
+    assert any(name.endswith("query.weight") for name in changed)  # the layers above them did train

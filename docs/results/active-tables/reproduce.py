@@ -160,6 +160,17 @@ KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-base15"] = [
     "--from-base-epochs",
     "15",
 ]
+# today's defaults with a round that continues starting halfway back to the base (shrink toward the base)
+KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-shrink0.5"] = [
+    *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"],
+    "--shrink-to-base",
+    "0.5",
+]
+# today's defaults with the token embeddings frozen at the base model's
+KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-frozenwords"] = [
+    *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"],
+    "--freeze-word-embeddings",
+]
 # two views with 5 passes, not 10, in a round that continues from the last
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-e5"] = [*KMEANS_DEV_ARMS["per-class-warm10-base-e30"], "--epochs", "5"]
 # run folder -> the `st-contrastive` arguments that made it (without --output)
@@ -207,6 +218,8 @@ RUNS: dict[str, list[str]] = {
                 "per-class-warm10-base-e30-v1-fewer",
                 "per-class-warm10-base-e30-v1-ls0.1",
                 "per-class-warm10-base-e30-v1-base15",
+                "per-class-warm10-base-e30-v1-shrink0.5",
+                "per-class-warm10-base-e30-v1-frozenwords",
             ),
         }.items()
         for arm in arms
@@ -327,6 +340,10 @@ SCALE_SST5_DEV_ARMS = {
         "every round from the base at 15 passes (`--no-warm-start --from-base-epochs 15`)",
     ),
     "b32": (["--batch-size", "32"], "32 labelled rows a batch (`--batch-size 32`)"),
+    "shrink0.5": (
+        ["--shrink-to-base", "0.5"],
+        "a round that continues starts halfway back to the base (`--shrink-to-base 0.5`)",
+    ),
 }
 RUNS["al-dev-sst5-kmeans-v1"] = [*KMEANS, *SST5_DEV]
 for suffix, (options, _) in SCALE_SST5_DEV_ARMS.items():
@@ -587,6 +604,20 @@ LAYOUTS: dict[str, Table] = {
             " 10 labels a class)",
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-base15": "every round from the base at 15 passes"
             " (`--no-warm-start --from-base-epochs 15`)",
+        }
+    ),
+    "dev-shrink-to-base": both_dev_splits(
+        {
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "today's defaults (from the last round's weights)",
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-shrink0.5": "halfway back to the base"
+            " (`--shrink-to-base 0.5`)",
+        }
+    ),
+    "dev-frozen-word-embeddings": both_dev_splits(
+        {
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "today's defaults (every weight trained)",
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-frozenwords": "token embeddings frozen"
+            " (`--freeze-word-embeddings`)",
         }
     ),
     "dev-sst5": Table(
