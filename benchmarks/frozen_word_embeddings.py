@@ -15,7 +15,6 @@ import json
 import os
 import statistics
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -48,7 +47,7 @@ def main(argv: list[str] | None = None) -> dict:
                     texts,
                     labels,
                     data.label_names,
-                    replace(kinds[kind]),
+                    kinds[kind],
                     Path(folder) / "checkpoints",
                     seed=repeat,
                     steps=args.steps,
