@@ -344,6 +344,7 @@ SCALE_SST5_DEV_ARMS = {
         ["--shrink-to-base", "0.5"],
         "a round that continues starts halfway back to the base (`--shrink-to-base 0.5`)",
     ),
+    "frozenwords": (["--freeze-word-embeddings"], "token embeddings frozen (`--freeze-word-embeddings`)"),
 }
 RUNS["al-dev-sst5-kmeans-v1"] = [*KMEANS, *SST5_DEV]
 for suffix, (options, _) in SCALE_SST5_DEV_ARMS.items():
