@@ -80,14 +80,14 @@ class RoundTraining:
         metadata=_help(
             "in a round that continues, start the encoder this share of the way back from the last round's weights "
             "to the base model's (Ash & Adams 2020 shrink a warm start toward zero; a pretrained encoder has its "
-            "base to shrink to); 0: the last round's weights (supcon-ce, ce)"
+            "base to shrink to); 0: the last round's weights"
         ),
     )
     freeze_word_embeddings: bool = field(
         default=False,
         metadata=_help(
-            "keep the encoder's token embedding matrix at the base model's: no gradient, no optimiser state for its "
-            "rows, most of a small encoder's weights (supcon-ce, ce)"
+            "keep the encoder's token embedding matrix at the base model's: no gradient and no optimiser state for "
+            "it (about half of all-MiniLM-L6-v2's weights)"
         ),
     )
     new_head: bool = field(
