@@ -63,16 +63,16 @@ class RoundTraining:
     warm_start: bool = field(
         default=True,
         metadata=_help(
-            "start a round from the previous round's model (encoder and head) once that round had "
-            "--warm-start-min-per-class labels a class; off: every round from the base model, as the paper does "
-            "(supcon-ce, ce)"
+            "start a round from the previous round's model (its encoder, and its softmax head for supcon-ce and ce) "
+            "once that round trained on enough labelled rows a class (below); off: every round from the base model, "
+            "as the paper does"
         ),
     )
     warm_start_min_per_class: int = field(
         default=10,
         metadata=_help(
-            "with --warm-start, continue from the last round only when it trained on at least this many labelled rows "
-            "per class of the dataset, and before that from the base model; 0: from the second round on"
+            "when warm-starting, continue from the last round only when it trained on at least this many labelled "
+            "rows per class of the dataset, and before that from the base model; 0: from the second round on"
         ),
     )
     shrink_to_base: float = field(
@@ -93,8 +93,8 @@ class RoundTraining:
     new_head: bool = field(
         default=False,
         metadata=_help(
-            "start each round's softmax head anew; with --warm-start the encoder still continues from the last round "
-            "(supcon-ce, ce)"
+            "start each round's softmax head anew; a warm-started round's encoder still continues from the last "
+            "round's (supcon-ce, ce)"
         ),
     )
     refit_head: bool = field(
@@ -116,7 +116,7 @@ class RoundTraining:
             self.supcon_weight, self.temperature, tuple(self.dropout_rates), label_smoothing=self.label_smoothing
         )
         at_least("warm_start_min_per_class", self.warm_start_min_per_class, 0)
-        fraction("shrink_to_base", self.shrink_to_base, one_included=False)  # 1 is --no-warm-start
+        fraction("shrink_to_base", self.shrink_to_base, one_included=False)  # 1 would be warm_start=False
         at_least("siamese_repeats", self.siamese_repeats, 1)
         at_least("max_seq_length", self.max_seq_length, 1)
 
