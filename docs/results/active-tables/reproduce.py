@@ -357,6 +357,13 @@ for suffix, (options, _) in SCALE_SST5_DEV_ARMS.items():
         *SST5_DEV,
         *options,
     ]
+# Dev splits of 2,000 rows (half the 500-row splits' sampling error): today's defaults (on SST-5 with SetFit and the
+# floor beside them) and every round from the base at 15 passes, SCALe alone.
+for dataset in ("sst5", "trec", "sst2"):
+    DEV_2000 = ["--dataset", dataset, "--dev-size", "2000"]
+    SCALE_ALONE = [*SIMULATED, "--objective", "supcon-ce", "--acquisition", "kmeans", *DEV_2000]
+    RUNS[f"al-dev2000-{dataset}-kmeans-v1"] = [*KMEANS, *DEV_2000] if dataset == "sst5" else SCALE_ALONE
+    RUNS[f"al-dev2000-{dataset}-kmeans-v1-nowarm-base15"] = [*SCALE_ALONE, *SCALE_SST5_DEV_ARMS["nowarm-base15"][0]]
 
 
 @dataclass(frozen=True)
@@ -382,6 +389,17 @@ def both_dev_splits(arms: dict[str, str]) -> Table:
     """The same arms on TREC-6's and SST-2's dev splits, with the mean of the four levels."""
     rows = tuple(row for dataset in ("trec", "sst2") for row in dev_rows(dataset, arms))
     return Table(("dataset", "rounds"), rows, (MEAN, "training s / round", "steps / round"))
+
+
+def sst5_dev_table(run: str, arms: dict[str, tuple[list[str], str]]) -> Table:
+    """SST-5's dev split: today's defaults, SetFit and the floor of ``run``, then SCALe with one option changed, one
+    run ``run-SUFFIX`` for each of ``arms``."""
+    return Table(
+        ("dataset", "arm"),
+        kmeans_table({"sst5": run}, ()).rows
+        + tuple(Row(("SST-5", f"SCALe, k-means, {name}"), f"{run}-{suffix}") for suffix, (_, name) in arms.items()),
+        (MEAN, "training s / round", "steps / round"),
+    )
 
 
 def read_on(run: str, datasets) -> dict[str, str]:
@@ -621,14 +639,21 @@ LAYOUTS: dict[str, Table] = {
             " (`--freeze-word-embeddings`)",
         }
     ),
-    "dev-sst5": Table(
-        ("dataset", "arm"),
-        kmeans_table({"sst5": "al-dev-sst5-kmeans-v1"}, ()).rows
-        + tuple(
-            Row(("SST-5", f"SCALe, k-means, {name}"), f"al-dev-sst5-kmeans-v1-{suffix}")
-            for suffix, (_, name) in SCALE_SST5_DEV_ARMS.items()
+    "dev-sst5": sst5_dev_table("al-dev-sst5-kmeans-v1", SCALE_SST5_DEV_ARMS),
+    "dev-2000-every-round-from-the-base": Table(
+        ("dataset", "rounds"),
+        tuple(
+            Row((dataset, name), f"al-dev2000-{dataset}-kmeans-v1{suffix}")
+            for dataset in ("trec", "sst2")
+            for suffix, name in {
+                "": "today's defaults (from the last round once it had 10 labels a class)",
+                "-nowarm-base15": "every round from the base at 15 passes (`--no-warm-start --from-base-epochs 15`)",
+            }.items()
         ),
         (MEAN, "training s / round", "steps / round"),
+    ),
+    "dev-sst5-2000": sst5_dev_table(
+        "al-dev2000-sst5-kmeans-v1", {"nowarm-base15": SCALE_SST5_DEV_ARMS["nowarm-base15"]}
     ),
     "test-kmeans": kmeans_table(read_on("al-{}-kmeans", DATASETS), ("training s / round",)),
     "test-step-floor": kmeans_table(
@@ -744,6 +769,7 @@ DIFFERENCES = {
     "test-one-view-against-setfit": read_on("al-{}-kmeans-v1", DATASETS),
     "dev-class-floor-against-setfit": DEV_CLASS_FLOOR,
     "dev-sst5-against-setfit": {"sst5": "al-dev-sst5-kmeans-v1"},
+    "dev-sst5-2000-against-setfit": {"sst5": "al-dev2000-sst5-kmeans-v1"},
 }
 
 
