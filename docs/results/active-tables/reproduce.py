@@ -381,13 +381,14 @@ class Table:
     extras: tuple[str, ...] = ("training s / round", "steps / round")
 
 
-def dev_rows(dataset: str, arms: dict[str, str]) -> tuple[Row, ...]:
-    return tuple(Row((dataset, name), f"al-dev-{dataset}-{arm}") for arm, name in arms.items())
+def dev_rows(dataset: str, arms: dict[str, str], prefix: str = "al-dev") -> tuple[Row, ...]:
+    return tuple(Row((dataset, name), f"{prefix}-{dataset}-{arm}") for arm, name in arms.items())
 
 
-def both_dev_splits(arms: dict[str, str]) -> Table:
-    """The same arms on TREC-6's and SST-2's dev splits, with the mean of the four levels."""
-    rows = tuple(row for dataset in ("trec", "sst2") for row in dev_rows(dataset, arms))
+def both_dev_splits(arms: dict[str, str], prefix: str = "al-dev") -> Table:
+    """The same arms on TREC-6's and SST-2's dev splits (runs ``prefix-DATASET-ARM``), with the mean of the four
+    levels."""
+    rows = tuple(row for dataset in ("trec", "sst2") for row in dev_rows(dataset, arms, prefix))
     return Table(("dataset", "rounds"), rows, (MEAN, "training s / round", "steps / round"))
 
 
@@ -640,17 +641,12 @@ LAYOUTS: dict[str, Table] = {
         }
     ),
     "dev-sst5": sst5_dev_table("al-dev-sst5-kmeans-v1", SCALE_SST5_DEV_ARMS),
-    "dev-2000-every-round-from-the-base": Table(
-        ("dataset", "rounds"),
-        tuple(
-            Row((dataset, name), f"al-dev2000-{dataset}-kmeans-v1{suffix}")
-            for dataset in ("trec", "sst2")
-            for suffix, name in {
-                "": "today's defaults (from the last round once it had 10 labels a class)",
-                "-nowarm-base15": "every round from the base at 15 passes (`--no-warm-start --from-base-epochs 15`)",
-            }.items()
-        ),
-        (MEAN, "training s / round", "steps / round"),
+    "dev-2000-every-round-from-the-base": both_dev_splits(
+        {
+            "kmeans-v1": "today's defaults (from the last round once it had 10 labels a class)",
+            "kmeans-v1-nowarm-base15": "every round from the base at 15 passes (`--no-warm-start --from-base-epochs 15`)",
+        },
+        prefix="al-dev2000",
     ),
     "dev-sst5-2000": sst5_dev_table(
         "al-dev2000-sst5-kmeans-v1", {"nowarm-base15": SCALE_SST5_DEV_ARMS["nowarm-base15"]}
