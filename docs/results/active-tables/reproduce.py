@@ -85,7 +85,8 @@ TEST = [
     "setfit-defaults",
     "logreg",
 ]
-KMEANS = [*SIMULATED, "--objective", "supcon-ce", "--acquisition", "kmeans", "--reference", "setfit-defaults", "logreg"]
+SCALE_KMEANS = [*SIMULATED, "--objective", "supcon-ce", "--acquisition", "kmeans"]  # SCALe alone, no reference arm
+KMEANS = [*SCALE_KMEANS, "--reference", "setfit-defaults", "logreg"]
 WARM_TEST = [*SIMULATED, "--objective", "supcon-ce", "--acquisition", "random", *PAPER_ROUNDS, *WARM_FROM_ROUND_ONE]
 
 WARM10 = "the same, from the base until a round had 10 labels a class (`--warm-start-min-per-class 10`)"
@@ -348,22 +349,17 @@ SCALE_SST5_DEV_ARMS = {
 }
 RUNS["al-dev-sst5-kmeans-v1"] = [*KMEANS, *SST5_DEV]
 for suffix, (options, _) in SCALE_SST5_DEV_ARMS.items():
-    RUNS[f"al-dev-sst5-kmeans-v1-{suffix}"] = [
-        *SIMULATED,
-        "--objective",
-        "supcon-ce",
-        "--acquisition",
-        "kmeans",
-        *SST5_DEV,
-        *options,
-    ]
+    RUNS[f"al-dev-sst5-kmeans-v1-{suffix}"] = [*SCALE_KMEANS, *SST5_DEV, *options]
 # Dev splits of 2,000 rows (half the 500-row splits' sampling error): today's defaults (on SST-5 with SetFit and the
 # floor beside them) and every round from the base at 15 passes, SCALe alone.
 for dataset in ("sst5", "trec", "sst2"):
-    DEV_2000 = ["--dataset", dataset, "--dev-size", "2000"]
-    SCALE_ALONE = [*SIMULATED, "--objective", "supcon-ce", "--acquisition", "kmeans", *DEV_2000]
-    RUNS[f"al-dev2000-{dataset}-kmeans-v1"] = [*KMEANS, *DEV_2000] if dataset == "sst5" else SCALE_ALONE
-    RUNS[f"al-dev2000-{dataset}-kmeans-v1-nowarm-base15"] = [*SCALE_ALONE, *SCALE_SST5_DEV_ARMS["nowarm-base15"][0]]
+    dev_2000 = ["--dataset", dataset, "--dev-size", "2000"]
+    RUNS[f"al-dev2000-{dataset}-kmeans-v1"] = [*(KMEANS if dataset == "sst5" else SCALE_KMEANS), *dev_2000]
+    RUNS[f"al-dev2000-{dataset}-kmeans-v1-nowarm-base15"] = [
+        *SCALE_KMEANS,
+        *dev_2000,
+        *SCALE_SST5_DEV_ARMS["nowarm-base15"][0],
+    ]
 
 
 @dataclass(frozen=True)
