@@ -80,7 +80,8 @@ class RoundTraining:
         metadata=_help(
             "in a round that continues, start the encoder this share of the way back from the last round's weights "
             "to the base model's (Ash & Adams 2020 shrink a warm start toward zero; a pretrained encoder has its "
-            "base to shrink to); 0: the last round's weights"
+            "base to shrink to); 0: the last round's weights; 1: the base's, trained for the passes of a round that "
+            "continues"
         ),
     )
     freeze_word_embeddings: bool = field(
@@ -116,7 +117,7 @@ class RoundTraining:
             self.supcon_weight, self.temperature, tuple(self.dropout_rates), label_smoothing=self.label_smoothing
         )
         at_least("warm_start_min_per_class", self.warm_start_min_per_class, 0)
-        fraction("shrink_to_base", self.shrink_to_base, one_included=False)  # 1 would be warm_start=False
+        fraction("shrink_to_base", self.shrink_to_base)
         at_least("siamese_repeats", self.siamese_repeats, 1)
         at_least("max_seq_length", self.max_seq_length, 1)
 

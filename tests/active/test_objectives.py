@@ -43,9 +43,11 @@ def test_shrink_to_base_moves_each_weight_that_share_of_the_way_to_the_base(base
         expected = 0.75 * value + 0.25 * target[name] if value.is_floating_point() else value
         torch.testing.assert_close(after[name], expected)
     assert any(not torch.equal(before[name], after[name]) for name in before)
+    objectives.shrink_to_base(last, base, 1.0)  # all the way: the base's weights, exactly
+    assert all(torch.equal(value, target[name]) for name, value in last.state_dict().items())
 
 
-@pytest.mark.parametrize("share", [0.0, 0.5])
+@pytest.mark.parametrize("share", [0.0, 0.5, 1.0])
 def test_only_a_round_that_continues_shrinks_to_the_base(share, base_model, tmp_path, monkeypatch):
     shrunk, shrink = [], objectives.shrink_to_base
     monkeypatch.setattr(objectives, "shrink_to_base", lambda e, b, s: (shrunk.append(s), shrink(e, b, s)))
@@ -57,8 +59,8 @@ def test_only_a_round_that_continues_shrinks_to_the_base(share, base_model, tmp_
     assert shrunk == []  # from the base: nothing to shrink
     train_round("supcon-ce", base_model, TEXTS, LABELS, names, training, tmp_path / "c1", 1, warm_from=tmp_path / "r0")
     assert shrunk == ([share] if share else [])
-    with pytest.raises(ValueError, match=r"shrink_to_base=1: must be in \[0, 1\)"):
-        RoundTraining(shrink_to_base=1)
+    with pytest.raises(ValueError, match=r"shrink_to_base=1.5: must be in \[0, 1\]"):
+        RoundTraining(shrink_to_base=1.5)
 
 
 def test_frozen_word_embeddings_stay_the_base_models_and_the_rest_trains(base_model, tmp_path):

@@ -219,7 +219,7 @@ COMMAND_RULES = {
         (["--epochs", "0"], "--epochs 0: must be above 0"),
         (["--from-base-epochs", "0"], "--from-base-epochs 0: must be above 0"),
         (["--warm-start-min-per-class", "-1"], "--warm-start-min-per-class -1: must be at least 0"),
-        (["--shrink-to-base", "1"], "--shrink-to-base 1: must be in [0, 1)"),
+        (["--shrink-to-base", "1.5"], "--shrink-to-base 1.5: must be in [0, 1]"),
         (["--min-steps", "0"], "--min-steps 0: must be at least 1"),
         (["--min-steps-per-class", "-1"], "--min-steps-per-class -1: must be at least 0"),
         (["--batch-size", "0"], "--batch-size 0: must be at least 1"),
