@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from st_contrastive.arguments import ArgumentError
 from st_contrastive.config.active_learning import ACQUISITIONS
 from st_contrastive.extras import require_extra
 
@@ -73,7 +74,7 @@ def strategy(name: str, bald_samples: int = 10):
             return query_strategies.GreedyCoreset(distance_metric="euclidean", normalize=True)
     if name == "kmeans":  # the unlabelled rows nearest to n k-means centres of their embeddings (diversity)
         return query_strategies.EmbeddingKMeans(normalize=True)
-    raise ValueError(f"unknown acquisition {name!r}; choose one of {', '.join(ACQUISITIONS)} (--acquisition)")
+    raise ArgumentError("acquisition", name, f"choose one of {', '.join(ACQUISITIONS)}")
 
 
 def random_ids(unlabelled: Sequence[int], n: int, seed: int) -> list[int]:

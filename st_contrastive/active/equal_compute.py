@@ -45,7 +45,7 @@ class SetFitTimeBudget:
         if not record.get("steps") or "optimisation_seconds" not in record:
             raise ValueError(
                 f"{self.pace.objective}-{self.pace.acquisition}-seed{self.pace.seed} round "
-                f"{round_number} has no step timing (a run from an older version): use a new --output"
+                f"{round_number} has no step timing (a run from an older version): start again in a new `output`"
             )
         return max(record["optimisation_seconds"], 1e-3) / record["steps"]
 

@@ -89,14 +89,14 @@ class LabellingSession:
         path = self.run_dir / "config.json"
         if not path.is_file():
             raise ValueError(
-                f"{run_dir}: no config.json (not a run folder); start one with `st-contrastive active "
-                f"--dataset FILE --oracle human --output {run_dir}`"
+                f"{run_dir}: no config.json (not the folder of an active-learning run); start one with "
+                "oracle='human' in this folder"
             )
         self.config = ActiveLearningConfig.from_json(json.loads(path.read_text()))
         if self.config.oracle != "human":
             raise ValueError(
-                f"{run_dir} is a run with --oracle {self.config.oracle}: the page labels runs started "
-                "with --oracle human"
+                f"{run_dir} is a run with oracle={self.config.oracle!r}: the page labels runs started with "
+                "oracle='human'"
             )
         self.config.output = str(self.run_dir)  # the folder as given here, wherever the run was started from
         self.settings = settings or LabellingSettings()

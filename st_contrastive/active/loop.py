@@ -137,11 +137,11 @@ def _human_start(config: ActiveLearningConfig, data) -> str:
         return (
             f"{arm}\nFound {len(given)} labelled rows in {source}: round 0 trains on them; the {pool} unlabelled "
             f"rows are the pool, {sizes[-1] - len(given)} of them to label over {len(sizes) - 1} rounds "
-            f"(step={config.step}, budget={config.budget}; initial is not used)"
+            f"(step={config.step}, budget={config.budget}; `initial` is not used)"
         )
     return (
         f"{arm}\nNo labelled rows in {source}: round 0 asks for {sizes[0]} random rows of the {pool}-row pool "
-        "(--initial)"
+        f"(initial={config.initial})"
     )
 
 

@@ -199,7 +199,7 @@ def _siamese(encoder, texts, labels, label_names, training, settings, seed) -> R
     from st_contrastive.training import train
 
     if len(set(labels)) < 2:
-        raise ValueError("the siamese objective needs two labels among the labelled rows; raise --initial")
+        raise ValueError("the siamese objective needs two labels among the labelled rows; raise `initial`")
     first, second, targets = siamese_pairs(labels, training.siamese_repeats, seed)
     pairs = Dataset.from_dict(
         {"sentence1": [texts[i] for i in first], "sentence2": [texts[i] for i in second], "label": targets}
@@ -234,5 +234,5 @@ def frozen_logistic_regression(
     measures it).
     """
     if len(set(labels)) < 2:
-        raise ValueError("logistic regression needs two labels among the labelled rows; raise --initial")
+        raise ValueError("logistic regression needs two labels among the labelled rows; raise `initial`")
     return with_logistic_regression(load_encoder(base_model, training.max_seq_length), texts, labels, label_names)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -126,9 +127,11 @@ def run(config: ActiveLearningConfig, push_to_hub: str | None = None) -> list[di
     from st_contrastive.active.loop import run_active_learning
     from st_contrastive.active.oracle import AwaitingLabels
     from st_contrastive.active.report import write_reports
+    from st_contrastive.commands.cli import options_by_argument, said_as_options
 
+    options_here = options_by_argument(sys.modules[__name__])
     try:
-        rows = run_active_learning(config, say=print)
+        rows = run_active_learning(config, say=lambda line: print(said_as_options(line, options_here)))
     except AwaitingLabels as waiting:
         print(
             f"Label the {waiting.missing} rows without a label in {waiting.path} (the label column: one of the "

@@ -79,7 +79,8 @@ class DeCLUTRDataCollator:
             raise ValueError(
                 f"spans of up to {self.span_sampler.max_length} tokens plus {longest - self.span_sampler.max_length} "
                 f"special tokens do not fit the model, which takes at most {limit} tokens ({why}): lower the span "
-                f"sampler's max_length (--max-span-length) to {limit - longest + self.span_sampler.max_length} or less"
+                f"sampler's max_length={self.span_sampler.max_length} to {limit - longest + self.span_sampler.max_length} "
+                "or less"
             )
 
     def generator_for(self, document: int, repeat: int = 0) -> np.random.Generator:

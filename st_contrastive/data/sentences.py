@@ -47,7 +47,7 @@ def training_sentences(config, batch_size: int) -> list[str]:
     sentences = split_into_sentences(documents, needed, seed=config.training.seed, text_field="text")
     if len(sentences) < batch_size:
         raise ValueError(
-            f"--dataset {config.dataset} gave {len(sentences)} sentences, fewer than one batch "
-            f"({batch_size}): pass more documents or a smaller --batch-size"
+            f"dataset={config.dataset!r} gave {len(sentences)} sentences, fewer than one batch "
+            f"(batch_size={batch_size}): pass more documents or a smaller batch"
         )
     return sentences

@@ -76,7 +76,7 @@ def test_random_is_seeded_without_repeats_and_only_from_the_unlabelled():
 def test_bad_requests_are_refused():
     with pytest.raises(ValueError, match="only 2 are unlabelled"):
         acquire("entropy", fixed_model(), [A, B], [], [], n=3, seed=0)
-    with pytest.raises(ValueError, match="unknown acquisition 'badge'"):
+    with pytest.raises(ValueError, match="acquisition='badge': choose one of random, entropy"):
         acquire("badge", fixed_model(), [A, B], [], [], n=1, seed=0)
     assert set(ACQUISITIONS) == {
         "random",

@@ -511,7 +511,8 @@ def test_the_readme_human_oracle_command_runs_as_written(tmp_path, monkeypatch, 
     assert "--num-seeds" not in argv
     cli_main(argv)
     out = capsys.readouterr().out
-    assert "one arm: supcon-ce, kmeans acquisition, seed 0" in out
+    assert "--oracle human: one arm: supcon-ce, kmeans acquisition, seed 0" in out  # the options, as typed
+    assert "random rows of the" in out and "(--initial 0.01)" in out and "=" not in out
     queries = tmp_path / "runs" / "mine" / "arms" / "supcon-ce-kmeans-seed0" / "queries-round-000.csv"
     assert f"in {queries.relative_to(tmp_path)}" in out
     assert json.loads((tmp_path / "runs" / "mine" / "config.json").read_text())["num_seeds"] == 1

@@ -95,6 +95,44 @@ def test_errors_found_in_the_data_name_the_option_and_leave_nothing(tmp_path, ti
         main([*argv, "--debug"])
 
 
+@pytest.mark.parametrize(
+    ("command", "rows", "said"),
+    [
+        (  # the library's "dataset='…' gave 1 sentences, fewer than one batch (batch_size=64)"
+            ["simcse", "--batch-size", "64", "--eval-tasks"],
+            ['{"text": "One sentence of a document with four words or more."}'],
+            "gave 1 sentences, fewer than one batch (--batch-size 64): pass more documents or a smaller batch",
+        ),
+        (  # the library's "found the labels ['a']; a classifier needs at least two (name them with `label_names`)"
+            ["active", "--num-seeds", "1"],
+            ['{"text": "a first text", "label": "a"}', '{"text": "a second text", "label": "a"}'],
+            "found the labels ['a']; a classifier needs at least two (name them with --label-names)",
+        ),
+    ],
+    ids=["simcse", "active"],
+)
+def test_a_data_error_found_mid_run_names_the_options(command, rows, said, tmp_path, tiny_mlm_dir, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data.jsonl").write_text("\n".join(rows) + "\n")
+    argv = [*command, "--model", tiny_mlm_dir, "--dataset", "data.jsonl", "--output", "out"]
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    message = exit_info.value.code
+    assert isinstance(message, str) and message.count("\n") == 0, message
+    assert said in message and "=" not in message.split("error: ")[1], message
+
+
+def test_a_library_message_names_the_options_that_set_its_arguments():
+    from st_contrastive.commands import active
+    from st_contrastive.commands.cli import options_by_argument, said_as_options
+
+    by_argument = options_by_argument(active)
+    message = "a.csv: found the labels ['x']; name them with `label_names`, or raise initial=0.01; `epoch` stays"
+    assert said_as_options(message, by_argument) == (
+        "a.csv: found the labels ['x']; name them with --label-names, or raise --initial 0.01; `epoch` stays"
+    )
+
+
 def test_each_option_states_its_default_once():
     from st_contrastive.commands import declutr, pretrain_mlm, supcon
     from st_contrastive.commands.options import DefaultsHelpFormatter

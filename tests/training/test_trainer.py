@@ -223,7 +223,7 @@ def test_roberta_positions_limit_spans_at_set_up(tmp_path, tiny_roberta):
     with pytest.raises(
         ValueError,
         match=r"at most 65 tokens \(66 position embeddings, numbered from 1\): lower the "
-        r"span sampler's max_length \(--max-span-length\) to 63 or less",
+        r"span sampler's max_length=64 to 63 or less",
     ):
         trainer_for(tiny_roberta, too_long, tmp_path / "too-long")
     longest = SpanSampler(num_anchors=1, num_positives=1, min_length=63, max_length=63)
