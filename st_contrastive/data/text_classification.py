@@ -121,7 +121,9 @@ def _from_rows(rows: list[dict], where: str, name: str, label_names: list[str] |
         or sorted({v for _, labels in splits.values() for v in labels if v is not None}, key=_order)
     )
     if len(names) < 2:
-        raise ValueError(f"{where}: found the labels {names}; a classifier needs at least two (name them with `label_names`)")
+        raise ValueError(
+            f"{where}: found the labels {names}; a classifier needs at least two (name them with `label_names`)"
+        )
     index = {label_name: i for i, label_name in enumerate(names)}
 
     def ids(labels: list[str | None], split: str) -> list[int | None]:
