@@ -351,15 +351,22 @@ RUNS["al-dev-sst5-kmeans-v1"] = [*KMEANS, *SST5_DEV]
 for suffix, (options, _) in SCALE_SST5_DEV_ARMS.items():
     RUNS[f"al-dev-sst5-kmeans-v1-{suffix}"] = [*SCALE_KMEANS, *SST5_DEV, *options]
 # Dev splits of 2,000 rows (half the 500-row splits' sampling error): today's defaults (on SST-5 with SetFit and the
-# floor beside them) and every round from the base at 15 passes, SCALe alone.
+# floor beside them), then SCALe alone with one option changed, by run suffix.
+DEV_2000_ARMS = {
+    "nowarm-base15": SCALE_SST5_DEV_ARMS["nowarm-base15"],
+    "later-from-base": (
+        ["--shrink-to-base", "1", "--new-head"],
+        (
+            "a round that would continue starts from the base at its 15 passes, with a new head "
+            "(`--shrink-to-base 1 --new-head`)"
+        ),
+    ),
+}
 for dataset in ("sst5", "trec", "sst2"):
     dev_2000 = ["--dataset", dataset, "--dev-size", "2000"]
     RUNS[f"al-dev2000-{dataset}-kmeans-v1"] = [*(KMEANS if dataset == "sst5" else SCALE_KMEANS), *dev_2000]
-    RUNS[f"al-dev2000-{dataset}-kmeans-v1-nowarm-base15"] = [
-        *SCALE_KMEANS,
-        *dev_2000,
-        *SCALE_SST5_DEV_ARMS["nowarm-base15"][0],
-    ]
+    for suffix, (options, _) in DEV_2000_ARMS.items():
+        RUNS[f"al-dev2000-{dataset}-kmeans-v1-{suffix}"] = [*SCALE_KMEANS, *dev_2000, *options]
 
 
 @dataclass(frozen=True)
@@ -381,10 +388,12 @@ def dev_rows(dataset: str, arms: dict[str, str], prefix: str = "al-dev") -> tupl
     return tuple(Row((dataset, name), f"{prefix}-{dataset}-{arm}") for arm, name in arms.items())
 
 
-def both_dev_splits(arms: dict[str, str], prefix: str = "al-dev") -> Table:
-    """The same arms on TREC-6's and SST-2's dev splits (runs ``prefix-DATASET-ARM``), with the mean of the four
-    levels."""
-    rows = tuple(row for dataset in ("trec", "sst2") for row in dev_rows(dataset, arms, prefix))
+def both_dev_splits(
+    arms: dict[str, str], prefix: str = "al-dev", datasets: tuple[str, ...] = ("trec", "sst2")
+) -> Table:
+    """The same arms on TREC-6's and SST-2's dev splits (runs ``prefix-DATASET-ARM``; ``datasets`` adds others),
+    with the mean of the four levels."""
+    rows = tuple(row for dataset in datasets for row in dev_rows(dataset, arms, prefix))
     return Table(("dataset", "rounds"), rows, (MEAN, "training s / round", "steps / round"))
 
 
@@ -643,6 +652,15 @@ LAYOUTS: dict[str, Table] = {
             "kmeans-v1-nowarm-base15": "every round from the base at 15 passes (`--no-warm-start --from-base-epochs 15`)",
         },
         prefix="al-dev2000",
+    ),
+    "dev-2000-later-rounds-from-the-base": both_dev_splits(
+        {
+            "kmeans-v1": "today's defaults (from the last round once it had 10 labels a class)",
+            "kmeans-v1-later-from-base": "those rounds from the base at their 15 passes, a new head"
+            " (`--shrink-to-base 1 --new-head`)",
+        },
+        prefix="al-dev2000",
+        datasets=("trec", "sst2", "sst5"),
     ),
     "dev-sst5-2000": sst5_dev_table(
         "al-dev2000-sst5-kmeans-v1", {"nowarm-base15": SCALE_SST5_DEV_ARMS["nowarm-base15"]}
