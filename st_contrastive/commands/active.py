@@ -21,6 +21,7 @@ from typing import ClassVar
 from st_contrastive.commands import options
 from st_contrastive.commands import shared_options as shared
 from st_contrastive.commands.input_checks import SettingChecks, SettingError
+from st_contrastive.commands.library_messages import options_by_argument, said_as_options
 from st_contrastive.commands.options import OUTPUT, option
 from st_contrastive.commands.push import check_push, publish
 from st_contrastive.commands.run_folder import setting_changes
@@ -127,7 +128,6 @@ def run(config: ActiveLearningConfig, push_to_hub: str | None = None) -> list[di
     from st_contrastive.active.loop import run_active_learning
     from st_contrastive.active.oracle import AwaitingLabels
     from st_contrastive.active.report import write_reports
-    from st_contrastive.commands.cli import options_by_argument, said_as_options
 
     options_here = options_by_argument(sys.modules[__name__])
     try:

@@ -122,17 +122,6 @@ def test_a_data_error_found_mid_run_names_the_options(command, rows, said, tmp_p
     assert said in message and "=" not in message.split("error: ")[1], message
 
 
-def test_a_library_message_names_the_options_that_set_its_arguments():
-    from st_contrastive.commands import active
-    from st_contrastive.commands.cli import options_by_argument, said_as_options
-
-    by_argument = options_by_argument(active)
-    message = "a.csv: found the labels ['x']; name them with `label_names`, or raise initial=0.01; `epoch` stays"
-    assert said_as_options(message, by_argument) == (
-        "a.csv: found the labels ['x']; name them with --label-names, or raise --initial 0.01; `epoch` stays"
-    )
-
-
 def test_each_option_states_its_default_once():
     from st_contrastive.commands import declutr, pretrain_mlm, supcon
     from st_contrastive.commands.options import DefaultsHelpFormatter
