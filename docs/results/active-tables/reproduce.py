@@ -361,6 +361,10 @@ DEV_2000_ARMS = {
             "(`--shrink-to-base 1 --new-head`)"
         ),
     ),
+    "later-from-base-last-head": (
+        ["--shrink-to-base", "1"],
+        "a round that would continue starts from the base at its 15 passes and the last round's head",
+    ),
 }
 for dataset in ("sst5", "trec", "sst2"):
     dev_2000 = ["--dataset", dataset, "--dev-size", "2000"]
