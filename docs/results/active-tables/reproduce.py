@@ -666,6 +666,17 @@ LAYOUTS: dict[str, Table] = {
         prefix="al-dev2000",
         datasets=("trec", "sst2", "sst5"),
     ),
+    "dev-2000-later-rounds-last-head": both_dev_splits(
+        {
+            "kmeans-v1": "today's defaults (from the last round once it had 10 labels a class)",
+            "kmeans-v1-later-from-base": "those rounds from the base at their 15 passes, a new head"
+            " (`--shrink-to-base 1 --new-head`)",
+            "kmeans-v1-later-from-base-last-head": "those rounds from the base at their 15 passes, the last round's"
+            " head (`--shrink-to-base 1`)",
+        },
+        prefix="al-dev2000",
+        datasets=("sst2",),
+    ),
     "dev-sst5-2000": sst5_dev_table(
         "al-dev2000-sst5-kmeans-v1", {"nowarm-base15": SCALE_SST5_DEV_ARMS["nowarm-base15"]}
     ),
