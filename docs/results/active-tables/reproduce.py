@@ -804,6 +804,8 @@ def metrics(run: str, runs: Path = HERE.parent) -> list[dict]:
     if not (folder / "metrics.json").exists():
         from st_contrastive.commands.cli import main as cli_main
 
+        # Said first: a table whose run was never kept here trains it (minutes to hours), not only reads it.
+        print(f"{folder}: no metrics.json, so this table trains the run first", file=sys.stderr)
         cli_main([*RUNS[run], "--output", str(folder)])
     return json.loads((folder / "metrics.json").read_text())
 
