@@ -172,6 +172,13 @@ KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-frozenwords"] = [
     *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"],
     "--freeze-word-embeddings",
 ]
+# today's defaults with the rounds that would continue starting from the base at their passes, with a new head
+KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-later-from-base"] = [
+    *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"],
+    "--shrink-to-base",
+    "1",
+    "--new-head",
+]
 # two views with 5 passes, not 10, in a round that continues from the last
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-e5"] = [*KMEANS_DEV_ARMS["per-class-warm10-base-e30"], "--epochs", "5"]
 # run folder -> the `st-contrastive` arguments that made it (without --output)
@@ -221,6 +228,7 @@ RUNS: dict[str, list[str]] = {
                 "per-class-warm10-base-e30-v1-base15",
                 "per-class-warm10-base-e30-v1-shrink0.5",
                 "per-class-warm10-base-e30-v1-frozenwords",
+                "per-class-warm10-base-e30-v1-later-from-base",
             ),
         }.items()
         for arm in arms
@@ -647,6 +655,14 @@ LAYOUTS: dict[str, Table] = {
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "today's defaults (every weight trained)",
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-frozenwords": "token embeddings frozen"
             " (`--freeze-word-embeddings`)",
+        }
+    ),
+    "dev-later-rounds-from-the-base": both_dev_splits(
+        {
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "today's defaults (from the last round once it"
+            " had 10 labels a class)",
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-later-from-base": "those rounds from the base at their"
+            " 15 passes, a new head (`--shrink-to-base 1 --new-head`)",
         }
     ),
     "dev-sst5": sst5_dev_table("al-dev-sst5-kmeans-v1", SCALE_SST5_DEV_ARMS),
