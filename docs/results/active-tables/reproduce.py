@@ -400,11 +400,19 @@ def dev_rows(dataset: str, arms: dict[str, str], prefix: str = "al-dev") -> tupl
     return tuple(Row((dataset, name), f"{prefix}-{dataset}-{arm}") for arm, name in arms.items())
 
 
+# Where the rounds start, as the dev tables that change it name it: today's defaults, and the rounds after one with
+# 10 labels a class started from the base.
+TODAY_DEV_ROUNDS = "today's defaults (from the last round once it had 10 labels a class)"
+LATER_ROUNDS_FROM_THE_BASE = (
+    "those rounds from the base at their 15 passes, a new head (`--shrink-to-base 1 --new-head`)"
+)
+
+
 def both_dev_splits(
     arms: dict[str, str], prefix: str = "al-dev", datasets: tuple[str, ...] = ("trec", "sst2")
 ) -> Table:
-    """The same arms on TREC-6's and SST-2's dev splits (runs ``prefix-DATASET-ARM``; ``datasets`` adds others),
-    with the mean of the four levels."""
+    """The same arms on the dev splits of ``datasets``, TREC-6's and SST-2's unless told (runs
+    ``prefix-DATASET-ARM``), with the mean of the four levels."""
     rows = tuple(row for dataset in datasets for row in dev_rows(dataset, arms, prefix))
     return Table(("dataset", "rounds"), rows, (MEAN, "training s / round", "steps / round"))
 
@@ -637,8 +645,7 @@ LAYOUTS: dict[str, Table] = {
     ),
     "dev-every-round-from-the-base": both_dev_splits(
         {
-            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "today's defaults (from the last round once it had"
-            " 10 labels a class)",
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": TODAY_DEV_ROUNDS,
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-base15": "every round from the base at 15 passes"
             " (`--no-warm-start --from-base-epochs 15`)",
         }
@@ -659,34 +666,30 @@ LAYOUTS: dict[str, Table] = {
     ),
     "dev-later-rounds-from-the-base": both_dev_splits(
         {
-            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "today's defaults (from the last round once it"
-            " had 10 labels a class)",
-            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-later-from-base": "those rounds from the base at their"
-            " 15 passes, a new head (`--shrink-to-base 1 --new-head`)",
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": TODAY_DEV_ROUNDS,
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-later-from-base": LATER_ROUNDS_FROM_THE_BASE,
         }
     ),
     "dev-sst5": sst5_dev_table("al-dev-sst5-kmeans-v1", SCALE_SST5_DEV_ARMS),
     "dev-2000-every-round-from-the-base": both_dev_splits(
         {
-            "kmeans-v1": "today's defaults (from the last round once it had 10 labels a class)",
+            "kmeans-v1": TODAY_DEV_ROUNDS,
             "kmeans-v1-nowarm-base15": "every round from the base at 15 passes (`--no-warm-start --from-base-epochs 15`)",
         },
         prefix="al-dev2000",
     ),
     "dev-2000-later-rounds-from-the-base": both_dev_splits(
         {
-            "kmeans-v1": "today's defaults (from the last round once it had 10 labels a class)",
-            "kmeans-v1-later-from-base": "those rounds from the base at their 15 passes, a new head"
-            " (`--shrink-to-base 1 --new-head`)",
+            "kmeans-v1": TODAY_DEV_ROUNDS,
+            "kmeans-v1-later-from-base": LATER_ROUNDS_FROM_THE_BASE,
         },
         prefix="al-dev2000",
         datasets=("trec", "sst2", "sst5"),
     ),
     "dev-2000-later-rounds-last-head": both_dev_splits(
         {
-            "kmeans-v1": "today's defaults (from the last round once it had 10 labels a class)",
-            "kmeans-v1-later-from-base": "those rounds from the base at their 15 passes, a new head"
-            " (`--shrink-to-base 1 --new-head`)",
+            "kmeans-v1": TODAY_DEV_ROUNDS,
+            "kmeans-v1-later-from-base": LATER_ROUNDS_FROM_THE_BASE,
             "kmeans-v1-later-from-base-last-head": "those rounds from the base at their 15 passes, the last round's"
             " head (`--shrink-to-base 1`)",
         },
