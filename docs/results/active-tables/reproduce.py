@@ -173,11 +173,10 @@ KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-frozenwords"] = [
     "--freeze-word-embeddings",
 ]
 # today's defaults with the rounds that would continue starting from the base at their passes, with a new head
+LATER_FROM_BASE = ["--shrink-to-base", "1", "--new-head"]
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-later-from-base"] = [
     *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"],
-    "--shrink-to-base",
-    "1",
-    "--new-head",
+    *LATER_FROM_BASE,
 ]
 # two views with 5 passes, not 10, in a round that continues from the last
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-e5"] = [*KMEANS_DEV_ARMS["per-class-warm10-base-e30"], "--epochs", "5"]
@@ -361,23 +360,14 @@ for suffix, (options, _) in SCALE_SST5_DEV_ARMS.items():
 # Dev splits of 2,000 rows (half the 500-row splits' sampling error): today's defaults (on SST-5 with SetFit and the
 # floor beside them), then SCALe alone with one option changed, by run suffix.
 DEV_2000_ARMS = {
-    "nowarm-base15": SCALE_SST5_DEV_ARMS["nowarm-base15"],
-    "later-from-base": (
-        ["--shrink-to-base", "1", "--new-head"],
-        (
-            "a round that would continue starts from the base at its 15 passes, with a new head "
-            "(`--shrink-to-base 1 --new-head`)"
-        ),
-    ),
-    "later-from-base-last-head": (
-        ["--shrink-to-base", "1"],
-        "a round that would continue starts from the base at its 15 passes and the last round's head",
-    ),
+    "nowarm-base15": SCALE_SST5_DEV_ARMS["nowarm-base15"][0],
+    "later-from-base": LATER_FROM_BASE,
+    "later-from-base-last-head": ["--shrink-to-base", "1"],
 }
 for dataset in ("sst5", "trec", "sst2"):
     dev_2000 = ["--dataset", dataset, "--dev-size", "2000"]
     RUNS[f"al-dev2000-{dataset}-kmeans-v1"] = [*(KMEANS if dataset == "sst5" else SCALE_KMEANS), *dev_2000]
-    for suffix, (options, _) in DEV_2000_ARMS.items():
+    for suffix, options in DEV_2000_ARMS.items():
         RUNS[f"al-dev2000-{dataset}-kmeans-v1-{suffix}"] = [*SCALE_KMEANS, *dev_2000, *options]
 
 
@@ -408,7 +398,7 @@ LATER_ROUNDS_FROM_THE_BASE = (
 )
 
 
-def both_dev_splits(
+def dev_splits_table(
     arms: dict[str, str], prefix: str = "al-dev", datasets: tuple[str, ...] = ("trec", "sst2")
 ) -> Table:
     """The same arms on the dev splits of ``datasets``, TREC-6's and SST-2's unless told (runs
@@ -592,20 +582,20 @@ LAYOUTS: dict[str, Table] = {
         (MEAN, "training s / round", "steps / round"),
     ),
     "dev-class-floor": kmeans_table(DEV_CLASS_FLOOR, (MEAN, "training s / round", "steps / round")),
-    "dev-from-base-epochs": both_dev_splits(
+    "dev-from-base-epochs": dev_splits_table(
         {
             "warm-e10-v2-kmeans-per-class-warm10": "the warm start's floor: 10 passes in every round",
             "warm-e10-v2-kmeans-per-class-warm10-base-e30": "the same, 30 passes in a round from the base "
             "(`--from-base-epochs 30`)",
         }
     ),
-    "dev-views": both_dev_splits(
+    "dev-views": dev_splits_table(
         {
             "warm-e10-v2-kmeans-per-class-warm10-base-e30": "the defaults then: two dropout views (0.0 and 0.1)",
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1": "the same, one view (`--dropout-rates 0.1`)",
         }
     ),
-    "dev-cheaper-rounds": both_dev_splits(
+    "dev-cheaper-rounds": dev_splits_table(
         {
             "warm-e10-v2-kmeans-per-class-warm10-base-e30": "the defaults before: two dropout views (0.0 and 0.1)",
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1": "one view (`--dropout-rates 0.1`), the same steps",
@@ -615,7 +605,7 @@ LAYOUTS: dict[str, Table] = {
             " (`--epochs 5`)",
         }
     ),
-    "dev-fewer-steps": both_dev_splits(
+    "dev-fewer-steps": dev_splits_table(
         {
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "today's defaults: one view, `--epochs 15"
             " --from-base-epochs 45 --min-steps-per-class 23`",
@@ -636,49 +626,49 @@ LAYOUTS: dict[str, Table] = {
         ),
         (MEAN, "training s / round", "steps / round"),
     ),
-    "dev-label-smoothing": both_dev_splits(
+    "dev-label-smoothing": dev_splits_table(
         {
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "today's defaults (hard labels)",
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-ls0.1": "label smoothing 0.1 on the head"
             " (`--label-smoothing 0.1`)",
         }
     ),
-    "dev-every-round-from-the-base": both_dev_splits(
+    "dev-every-round-from-the-base": dev_splits_table(
         {
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": TODAY_DEV_ROUNDS,
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-base15": "every round from the base at 15 passes"
             " (`--no-warm-start --from-base-epochs 15`)",
         }
     ),
-    "dev-shrink-to-base": both_dev_splits(
+    "dev-shrink-to-base": dev_splits_table(
         {
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "today's defaults (from the last round's weights)",
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-shrink0.5": "halfway back to the base"
             " (`--shrink-to-base 0.5`)",
         }
     ),
-    "dev-frozen-word-embeddings": both_dev_splits(
+    "dev-frozen-word-embeddings": dev_splits_table(
         {
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "today's defaults (every weight trained)",
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-frozenwords": "token embeddings frozen"
             " (`--freeze-word-embeddings`)",
         }
     ),
-    "dev-later-rounds-from-the-base": both_dev_splits(
+    "dev-later-rounds-from-the-base": dev_splits_table(
         {
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": TODAY_DEV_ROUNDS,
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-later-from-base": LATER_ROUNDS_FROM_THE_BASE,
         }
     ),
     "dev-sst5": sst5_dev_table("al-dev-sst5-kmeans-v1", SCALE_SST5_DEV_ARMS),
-    "dev-2000-every-round-from-the-base": both_dev_splits(
+    "dev-2000-every-round-from-the-base": dev_splits_table(
         {
             "kmeans-v1": TODAY_DEV_ROUNDS,
             "kmeans-v1-nowarm-base15": "every round from the base at 15 passes (`--no-warm-start --from-base-epochs 15`)",
         },
         prefix="al-dev2000",
     ),
-    "dev-2000-later-rounds-from-the-base": both_dev_splits(
+    "dev-2000-later-rounds-from-the-base": dev_splits_table(
         {
             "kmeans-v1": TODAY_DEV_ROUNDS,
             "kmeans-v1-later-from-base": LATER_ROUNDS_FROM_THE_BASE,
@@ -686,7 +676,7 @@ LAYOUTS: dict[str, Table] = {
         prefix="al-dev2000",
         datasets=("trec", "sst2", "sst5"),
     ),
-    "dev-2000-later-rounds-last-head": both_dev_splits(
+    "dev-2000-later-rounds-last-head": dev_splits_table(
         {
             "kmeans-v1": TODAY_DEV_ROUNDS,
             "kmeans-v1-later-from-base": LATER_ROUNDS_FROM_THE_BASE,
