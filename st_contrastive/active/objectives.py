@@ -126,6 +126,7 @@ def train_round(
 
     if objective not in OBJECTIVES:
         raise ArgumentError("objective", objective, f"choose one of {', '.join(OBJECTIVES)}")
+    steps = steps or round_steps(len(texts), len(label_names), training)
     torch.manual_seed(seed)
     encoder = load_encoder(str(warm_from or base_model), training.max_seq_length)
     if warm_from and training.shrink_to_base:
@@ -135,13 +136,14 @@ def train_round(
     settings = TrainSettings(
         output_dir=str(output_dir),
         batch_size=training.batch_size,
-        max_steps=steps or round_steps(len(texts), len(label_names), training),
+        max_steps=steps,
         learning_rate=training.learning_rate,
         seed=seed,
         learning_rate_mapping={"classifier": training.head_learning_rate},
     )
     if objective == "siamese":
         return _siamese(encoder, texts, labels, label_names, training, settings, seed)
+    pairs = _pair_phase(encoder, texts, labels, training, settings, seed) if training.pair_steps(steps) else None
     head = Path(warm_from or "", "classifier")
     # A head fitted to the last round's rows, to a loss of ~0, is overconfident where the new rows begin (--new-head);
     # a logistic-regression head gives classes it never saw a bias of -1e4, which no softmax step undoes.
@@ -168,14 +170,19 @@ def train_round(
     encoder.eval()
     if training.refit_head:
         model = with_logistic_regression(encoder, texts, labels, label_names)
-        model.steps, model.optimisation_seconds = result.steps, result.seconds
-        return model
-    return RoundModel(encoder, loss.classifier.eval(), steps=result.steps, optimisation_seconds=result.seconds)
+    else:
+        model = RoundModel(encoder, loss.classifier.eval())
+    model.steps = result.steps + (pairs.steps if pairs else 0)
+    model.optimisation_seconds = result.seconds + (pairs.seconds if pairs else 0.0)
+    return model
 
 
-def siamese_pairs(labels: list[int], repeats: int, seed: int) -> tuple[list[int], list[int], list[float]]:
+def siamese_pairs(
+    labels: list[int], repeats: int, seed: int, other_label: float = -1.0
+) -> tuple[list[int], list[int], list[float]]:
     """The paper's §3.2 pairs: per sentence and repeat, one same-label partner (label 1; none when the sentence is
-    alone in its class) and one other-label partner (label −1; none when every row has one label)."""
+    alone in its class) and one other-label partner (label ``other_label``, the paper's −1; SetFit's 0; none when
+    every row has one label)."""
     rng = np.random.default_rng(seed)
     labels = np.asarray(labels)
     first, second, targets = [], [], []
@@ -187,8 +194,37 @@ def siamese_pairs(labels: list[int], repeats: int, seed: int) -> tuple[list[int]
                 if len(partners):
                     first.append(i)
                     second.append(int(rng.choice(partners)))
-                    targets.append(target)
+                    targets.append(target if target > 0 else other_label)
     return first, second, targets
+
+
+def _pair_phase(encoder, texts, labels, training, settings, seed):
+    """The first :meth:`RoundTraining.pair_steps` of a round: SetFit's pairs (cosine 1 for the same label, 0 for
+    another) under sentence-transformers' CosineSimilarityLoss, fresh pairs each step as SetFit draws them; then
+    ``settings`` keeps the steps left for the objective. Half a batch of pairs a step encodes a batch of texts."""
+    from dataclasses import replace
+
+    from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss
+
+    from st_contrastive.training import train
+
+    steps, half = training.pair_steps(settings.max_steps), max(1, training.batch_size // 2)
+    repeats = math.ceil(steps * half / (2 * len(labels)))
+    first, second, targets = siamese_pairs(labels, repeats, seed, other_label=0.0)
+    if not first:  # one labelled row: nothing to pair, the objective keeps every step
+        return None
+    pairs = Dataset.from_dict(
+        {"sentence1": [texts[i] for i in first], "sentence2": [texts[i] for i in second], "label": targets}
+    )
+    phase = replace(
+        settings,
+        output_dir=str(Path(settings.output_dir, "pairs")),
+        batch_size=half,
+        max_steps=steps,
+        learning_rate_mapping=None,  # this loss has no head
+    )
+    settings.max_steps -= steps
+    return train(encoder, CosineSimilarityLoss(encoder), pairs, phase)
 
 
 def _siamese(encoder, texts, labels, label_names, training, settings, seed) -> RoundModel:

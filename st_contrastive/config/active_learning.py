@@ -60,6 +60,14 @@ class RoundTraining:
         metadata=_help("ε of the softmax head's cross-entropy targets, in [0, 1) (supcon-ce, ce; the paper: 0)"),
     )
     siamese_repeats: int = field(default=10, metadata=_help("pairs per sentence and label relation (siamese)"))
+    pair_share: float = field(
+        default=0.0,
+        metadata=_help(
+            "share of a round's steps spent first on SetFit's pairs of labelled rows (sentence-transformers' "
+            "CosineSimilarityLoss, cosine 1 for the same label, 0 for another; half a batch of pairs a step, so a "
+            "step encodes as many texts as one of supcon-ce's), the rest on the objective (supcon-ce, ce); 0: none"
+        ),
+    )
     warm_start: bool = field(
         default=True,
         metadata=_help(
@@ -119,6 +127,7 @@ class RoundTraining:
         at_least("warm_start_min_per_class", self.warm_start_min_per_class, 0)
         fraction("shrink_to_base", self.shrink_to_base)
         at_least("siamese_repeats", self.siamese_repeats, 1)
+        fraction("pair_share", self.pair_share, one_included=False)
         at_least("max_seq_length", self.max_seq_length, 1)
 
     def continues_from(self, last_labelled: int, classes: int) -> bool:
@@ -129,6 +138,10 @@ class RoundTraining:
     def epochs_of(self, from_base: bool) -> float:
         """Passes over the labelled rows of a round that starts from the base model or from the last round's."""
         return self.from_base_epochs if from_base else self.epochs
+
+    def pair_steps(self, steps: int) -> int:
+        """Of a round's ``steps``, those on pairs before the objective's (:attr:`pair_share`); at least one is left."""
+        return min(steps - 1, round(self.pair_share * steps))
 
 
 # Arms trained on the labelled sets of the first objective's arm (no acquisition of their own): SetFit at the

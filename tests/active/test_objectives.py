@@ -74,3 +74,43 @@ def test_frozen_word_embeddings_stay_the_base_models_and_the_rest_trains(base_mo
     embedding = next(name for name in trained if name.endswith("word_embeddings.weight"))
     assert model.steps == 2 and embedding not in changed
     assert any(name.endswith("query.weight") for name in changed)  # the layers above them did train
+
+
+def test_a_pair_share_trains_setfits_pairs_first_then_the_objective_for_the_steps_left(
+    base_model, tmp_path, monkeypatch
+):
+    import st_contrastive.training as training_module
+
+    calls, real_train = [], training_module.train
+
+    def recorded(encoder, loss, dataset, settings, **kwargs):
+        calls.append((type(loss).__name__, dataset, settings.max_steps, settings.batch_size))
+        return real_train(encoder, loss, dataset, settings, **kwargs)
+
+    monkeypatch.setattr(training_module, "train", recorded)
+    training = RoundTraining(
+        epochs=1, from_base_epochs=1, min_steps=5, min_steps_per_class=0, batch_size=4, pair_share=0.4
+    )
+    model = train_round("supcon-ce", base_model, TEXTS, LABELS, ["who", "where"], training, tmp_path / "c", seed=0)
+    (pair_loss, pairs, pair_steps, pair_batch), (loss, _, steps, batch) = calls
+    assert (pair_loss, pair_steps, pair_batch) == ("CosineSimilarityLoss", 2, 2)  # half a batch of pairs a step
+    assert (loss, steps, batch) == ("SCALeLoss", 3, 4) and model.steps == 5
+    same = [LABELS[TEXTS.index(a)] == LABELS[TEXTS.index(b)] for a, b in zip(pairs["sentence1"], pairs["sentence2"])]
+    assert pairs["label"] == [1.0 if s else 0.0 for s in same] and set(pairs["label"]) == {0.0, 1.0}  # SetFit's
+    assert len(pairs) >= pair_steps * pair_batch  # fresh pairs for every step
+    with pytest.raises(ValueError, match=r"pair_share=1: must be in \[0, 1\)"):
+        RoundTraining(pair_share=1)
+
+
+def test_without_a_pair_share_a_round_trains_the_objective_alone(base_model, tmp_path, monkeypatch):
+    import st_contrastive.training as training_module
+
+    losses, real_train = [], training_module.train
+    monkeypatch.setattr(
+        training_module,
+        "train",
+        lambda e, loss, *a, **k: (losses.append(type(loss).__name__), real_train(e, loss, *a, **k))[1],
+    )
+    training = RoundTraining(epochs=1, from_base_epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4)
+    model = train_round("ce", base_model, TEXTS, LABELS, ["who", "where"], training, tmp_path / "c", seed=0)
+    assert losses == ["SCALeLoss"] and model.steps == 2

@@ -178,6 +178,12 @@ KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-later-from-base"] = [
     *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"],
     *LATER_FROM_BASE,
 ]
+# today's defaults with the first half of every round's steps on SetFit's pairs
+KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-pairs0.5"] = [
+    *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"],
+    "--pair-share",
+    "0.5",
+]
 # two views with 5 passes, not 10, in a round that continues from the last
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-e5"] = [*KMEANS_DEV_ARMS["per-class-warm10-base-e30"], "--epochs", "5"]
 # run folder -> the `st-contrastive` arguments that made it (without --output)
@@ -228,6 +234,7 @@ RUNS: dict[str, list[str]] = {
                 "per-class-warm10-base-e30-v1-shrink0.5",
                 "per-class-warm10-base-e30-v1-frozenwords",
                 "per-class-warm10-base-e30-v1-later-from-base",
+                "per-class-warm10-base-e30-v1-pairs0.5",
             ),
         }.items()
         for arm in arms
@@ -363,6 +370,7 @@ DEV_2000_ARMS = {
     "nowarm-base15": SCALE_SST5_DEV_ARMS["nowarm-base15"][0],
     "later-from-base": LATER_FROM_BASE,
     "later-from-base-last-head": ["--shrink-to-base", "1"],
+    "pairs0.5": ["--pair-share", "0.5"],
 }
 for dataset in ("sst5", "trec", "sst2"):
     dev_2000 = ["--dataset", dataset, "--dev-size", "2000"]
