@@ -405,6 +405,8 @@ LATER_ROUNDS_FROM_THE_BASE = (
     "those rounds from the base at their 15 passes, a new head (`--shrink-to-base 1 --new-head`)"
 )
 
+HALF_ON_PAIRS = "the first half of each round's steps on SetFit's pairs (`--pair-share 0.5`)"
+
 
 def dev_splits_table(
     arms: dict[str, str], prefix: str = "al-dev", datasets: tuple[str, ...] = ("trec", "sst2")
@@ -693,6 +695,17 @@ LAYOUTS: dict[str, Table] = {
         },
         prefix="al-dev2000",
         datasets=("sst2",),
+    ),
+    "dev-2000-pair-phase": dev_splits_table(
+        {"kmeans-v1": TODAY_DEV_ROUNDS, "kmeans-v1-pairs0.5": HALF_ON_PAIRS},
+        prefix="al-dev2000",
+        datasets=("trec", "sst2", "sst5"),
+    ),
+    "dev-pair-phase": dev_splits_table(
+        {
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": TODAY_DEV_ROUNDS,
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-pairs0.5": HALF_ON_PAIRS,
+        }
     ),
     "dev-sst5-2000": sst5_dev_table(
         "al-dev2000-sst5-kmeans-v1", {"nowarm-base15": SCALE_SST5_DEV_ARMS["nowarm-base15"]}
