@@ -2,10 +2,11 @@
 floor they must clear, logistic regression on the frozen base.
 
 Each round continues from the model the round before saved, its encoder and its head, once that round trained on
-enough labelled rows a class (``--warm-start``, the default, chosen on dev splits), or starts again from the base
-model (``--no-warm-start``, as the paper and its baseline do). All objectives take the same number of optimisation
-steps of ``batch_size`` rows, :func:`round_steps`, unless the loop gives a round more (``--equal-compute``: as long
-as SetFit at its defaults took).
+enough labelled rows a class (``RoundTraining.warm_start``, the default, chosen on dev splits), or starts again from
+the base model (without it, as the paper and its baseline do). All objectives take the same number of optimisation
+steps of ``batch_size`` rows, :func:`round_steps`, unless the loop gives a round more (``equal_compute``: as long as
+SetFit at its defaults took). SCALe and CE can spend the first share of those steps on SetFit's pairs
+(``RoundTraining.pair_share``).
 """
 
 from __future__ import annotations
@@ -118,8 +119,8 @@ def train_round(
     warm_from: str | Path | None = None,
 ) -> RoundModel:
     """Train ``objective`` from ``base_model`` on the labelled rows for ``steps`` (default :func:`round_steps`) and
-    return the round's model. ``warm_from`` (``--warm-start``): a saved round model to continue from instead, its
-    encoder (moved ``training.shrink_to_base`` of the way back to the base's weights) and its head."""
+    return the round's model. ``warm_from`` (``RoundTraining.warm_start``): a saved round model to continue from
+    instead, its encoder (moved ``training.shrink_to_base`` of the way back to the base's weights) and its head."""
     from st_contrastive.data.class_balanced_sampler import ClassBalancedBatchSampler
     from st_contrastive.losses.scale import SCALeLoss
     from st_contrastive.training import TrainSettings, train
@@ -127,6 +128,7 @@ def train_round(
     if objective not in OBJECTIVES:
         raise ArgumentError("objective", objective, f"choose one of {', '.join(OBJECTIVES)}")
     steps = steps or round_steps(len(texts), len(label_names), training)
+    pair_steps = training.pair_steps(steps) if objective != "siamese" and len(texts) > 1 else 0  # a row needs a partner
     torch.manual_seed(seed)
     encoder = load_encoder(str(warm_from or base_model), training.max_seq_length)
     if warm_from and training.shrink_to_base:
@@ -136,16 +138,16 @@ def train_round(
     settings = TrainSettings(
         output_dir=str(output_dir),
         batch_size=training.batch_size,
-        max_steps=steps,
+        max_steps=steps - pair_steps,
         learning_rate=training.learning_rate,
         seed=seed,
         learning_rate_mapping={"classifier": training.head_learning_rate},
     )
     if objective == "siamese":
         return _siamese(encoder, texts, labels, label_names, training, settings, seed)
-    pairs = _pair_phase(encoder, texts, labels, training, settings, seed) if training.pair_steps(steps) else None
+    pairs = _pair_phase(encoder, texts, labels, pair_steps, training, settings, seed) if pair_steps else None
     head = Path(warm_from or "", "classifier")
-    # A head fitted to the last round's rows, to a loss of ~0, is overconfident where the new rows begin (--new-head);
+    # A head fitted to the last round's rows, to a loss of ~0, is overconfident where the new rows begin (new_head);
     # a logistic-regression head gives classes it never saw a bias of -1e4, which no softmax step undoes.
     classifier = (
         LabelClassifier.load(str(head))
@@ -198,21 +200,19 @@ def siamese_pairs(
     return first, second, targets
 
 
-def _pair_phase(encoder, texts, labels, training, settings, seed):
-    """The first :meth:`RoundTraining.pair_steps` of a round: SetFit's pairs (cosine 1 for the same label, 0 for
-    another) under sentence-transformers' CosineSimilarityLoss, fresh pairs each step as SetFit draws them; then
-    ``settings`` keeps the steps left for the objective. Half a batch of pairs a step encodes a batch of texts."""
+def _pair_phase(encoder, texts, labels, steps, training, settings, seed):
+    """The first ``steps`` of a round (:meth:`RoundTraining.pair_steps`): SetFit's pairs (cosine 1 for the same
+    label, 0 for another) under sentence-transformers' CosineSimilarityLoss, as SetFit trains its body, with enough
+    pairs that no step sees one twice; ``settings`` are the objective's, but for half a batch of pairs a step (a
+    batch of texts) and no head."""
     from dataclasses import replace
 
     from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss
 
     from st_contrastive.training import train
 
-    steps, half = training.pair_steps(settings.max_steps), max(1, training.batch_size // 2)
-    repeats = math.ceil(steps * half / (2 * len(labels)))
-    first, second, targets = siamese_pairs(labels, repeats, seed, other_label=0.0)
-    if not first:  # one labelled row: nothing to pair, the objective keeps every step
-        return None
+    half = max(1, training.batch_size // 2)
+    first, second, targets = siamese_pairs(labels, math.ceil(steps * half / (2 * len(labels))), seed, other_label=0.0)
     pairs = Dataset.from_dict(
         {"sentence1": [texts[i] for i in first], "sentence2": [texts[i] for i in second], "label": targets}
     )
@@ -223,7 +223,6 @@ def _pair_phase(encoder, texts, labels, training, settings, seed):
         max_steps=steps,
         learning_rate_mapping=None,  # this loss has no head
     )
-    settings.max_steps -= steps
     return train(encoder, CosineSimilarityLoss(encoder), pairs, phase)
 
 

@@ -345,7 +345,9 @@ for arguments in RUNS.values():
         arguments += ["--from-base-epochs", epochs_given(arguments)]
 # Today's defaults (issue 51): one dropout view, 1.5 times the steps of two.
 RUNS.update({f"al-{dataset}-kmeans-v1": [*KMEANS, "--dataset", dataset] for dataset in DATASETS})
-# The pair phase chosen on the dev splits (issue 51), read once on the test splits with SetFit and the floor.
+# The pair phase chosen on the dev splits (issue 51), read once on the test splits with SetFit and the floor; the
+# test splits read with it so far.
+PAIR_PHASE_READ = ("trec",)
 RUNS.update(
     {f"al-{dataset}-kmeans-v1-pairs0.5": [*KMEANS, "--dataset", dataset, "--pair-share", "0.5"] for dataset in DATASETS}
 )
@@ -754,6 +756,17 @@ LAYOUTS: dict[str, Table] = {
         read_on("al-{}-kmeans-base-e30", DATASETS), ("training s / round", "steps / round")
     ),
     "test-one-view": kmeans_table(read_on("al-{}-kmeans-v1", DATASETS), ("training s / round", "steps / round")),
+    # half of each round's steps on SetFit's pairs, chosen on the dev splits, on the test splits read so far
+    "test-pair-phase": kmeans_table(
+        read_on("al-{}-kmeans-v1-pairs0.5", PAIR_PHASE_READ), ("training s / round", "steps / round")
+    ),
+    "test-pair-phase-scale": scale_table(
+        {
+            "al-{}-kmeans-v1": "today's defaults: SupCon + CE alone",
+            "al-{}-kmeans-v1-pairs0.5": "half of each round's steps on SetFit's pairs first (`--pair-share 0.5`)",
+        },
+        PAIR_PHASE_READ,
+    ),
     "dev-warm-start": Table(
         ("dataset", "rounds start from"),
         tuple(
@@ -830,6 +843,7 @@ DIFFERENCES = {
     "test-warm-floor-against-setfit": read_on("al-{}-kmeans-warm10", DATASETS),
     "test-from-base-epochs-against-setfit": read_on("al-{}-kmeans-base-e30", DATASETS),
     "test-one-view-against-setfit": read_on("al-{}-kmeans-v1", DATASETS),
+    "test-pair-phase-against-setfit": read_on("al-{}-kmeans-v1-pairs0.5", PAIR_PHASE_READ),
     "dev-class-floor-against-setfit": DEV_CLASS_FLOOR,
     "dev-sst5-against-setfit": {"sst5": "al-dev-sst5-kmeans-v1"},
     "dev-sst5-2000-against-setfit": {"sst5": "al-dev2000-sst5-kmeans-v1"},
