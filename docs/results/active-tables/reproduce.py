@@ -425,6 +425,16 @@ def dev_splits_table(
     return Table(("dataset", "rounds"), rows, (MEAN, "training s / round", "steps / round"))
 
 
+def dev_2000_table(arms: dict[str, str], datasets: tuple[str, ...] = ("trec", "sst2", "sst5")) -> Table:
+    """Today's defaults, then SCALe with one option changed (``arms``: run suffix -> row name), on the 2,000-row dev
+    splits of ``datasets`` (runs ``al-dev2000-DATASET-kmeans-v1[-SUFFIX]``)."""
+    return dev_splits_table(
+        {"kmeans-v1": TODAY_DEV_ROUNDS, **{f"kmeans-v1-{suffix}": name for suffix, name in arms.items()}},
+        prefix="al-dev2000",
+        datasets=datasets,
+    )
+
+
 def sst5_dev_table(run: str, arms: dict[str, tuple[list[str], str]]) -> Table:
     """SST-5's dev split: today's defaults, SetFit and the floor of ``run``, then SCALe with one option changed, one
     run ``run-SUFFIX`` for each of ``arms``."""
@@ -679,36 +689,20 @@ LAYOUTS: dict[str, Table] = {
         }
     ),
     "dev-sst5": sst5_dev_table("al-dev-sst5-kmeans-v1", SCALE_SST5_DEV_ARMS),
-    "dev-2000-every-round-from-the-base": dev_splits_table(
-        {
-            "kmeans-v1": TODAY_DEV_ROUNDS,
-            "kmeans-v1-nowarm-base15": "every round from the base at 15 passes (`--no-warm-start --from-base-epochs 15`)",
-        },
-        prefix="al-dev2000",
+    "dev-2000-every-round-from-the-base": dev_2000_table(
+        {"nowarm-base15": "every round from the base at 15 passes (`--no-warm-start --from-base-epochs 15`)"},
+        datasets=("trec", "sst2"),
     ),
-    "dev-2000-later-rounds-from-the-base": dev_splits_table(
+    "dev-2000-later-rounds-from-the-base": dev_2000_table({"later-from-base": LATER_ROUNDS_FROM_THE_BASE}),
+    "dev-2000-later-rounds-last-head": dev_2000_table(
         {
-            "kmeans-v1": TODAY_DEV_ROUNDS,
-            "kmeans-v1-later-from-base": LATER_ROUNDS_FROM_THE_BASE,
+            "later-from-base": LATER_ROUNDS_FROM_THE_BASE,
+            "later-from-base-last-head": "those rounds from the base at their 15 passes, the last round's head"
+            " (`--shrink-to-base 1`)",
         },
-        prefix="al-dev2000",
-        datasets=("trec", "sst2", "sst5"),
-    ),
-    "dev-2000-later-rounds-last-head": dev_splits_table(
-        {
-            "kmeans-v1": TODAY_DEV_ROUNDS,
-            "kmeans-v1-later-from-base": LATER_ROUNDS_FROM_THE_BASE,
-            "kmeans-v1-later-from-base-last-head": "those rounds from the base at their 15 passes, the last round's"
-            " head (`--shrink-to-base 1`)",
-        },
-        prefix="al-dev2000",
         datasets=("sst2",),
     ),
-    "dev-2000-pair-phase": dev_splits_table(
-        {"kmeans-v1": TODAY_DEV_ROUNDS, "kmeans-v1-pairs0.5": HALF_ON_PAIRS},
-        prefix="al-dev2000",
-        datasets=("trec", "sst2", "sst5"),
-    ),
+    "dev-2000-pair-phase": dev_2000_table({"pairs0.5": HALF_ON_PAIRS}),
     "dev-pair-phase": dev_splits_table(
         {
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": TODAY_DEV_ROUNDS,
