@@ -200,6 +200,14 @@ def siamese_pairs(
     return first, second, targets
 
 
+def pair_dataset(texts: list[str], labels: list[int], repeats: int, seed: int, other_label: float = -1.0) -> Dataset:
+    """:func:`siamese_pairs` as the texts sentence-transformers' pair losses read: sentence1, sentence2, label."""
+    first, second, targets = siamese_pairs(labels, repeats, seed, other_label)
+    return Dataset.from_dict(
+        {"sentence1": [texts[i] for i in first], "sentence2": [texts[i] for i in second], "label": targets}
+    )
+
+
 def _pair_phase(encoder, texts, labels, steps, training, settings, seed):
     """The first ``steps`` of a round (:meth:`RoundTraining.pair_steps`): SetFit's pairs (cosine 1 for the same
     label, 0 for another) under sentence-transformers' CosineSimilarityLoss, as SetFit trains its body, with enough
@@ -212,10 +220,7 @@ def _pair_phase(encoder, texts, labels, steps, training, settings, seed):
     from st_contrastive.training import train
 
     half = max(1, training.batch_size // 2)
-    first, second, targets = siamese_pairs(labels, math.ceil(steps * half / (2 * len(labels))), seed, other_label=0.0)
-    pairs = Dataset.from_dict(
-        {"sentence1": [texts[i] for i in first], "sentence2": [texts[i] for i in second], "label": targets}
-    )
+    pairs = pair_dataset(texts, labels, math.ceil(steps * half / (2 * len(labels))), seed, other_label=0.0)
     phase = replace(
         settings,
         output_dir=str(Path(settings.output_dir, "pairs")),
@@ -235,10 +240,7 @@ def _siamese(encoder, texts, labels, label_names, training, settings, seed) -> R
 
     if len(set(labels)) < 2:
         raise ValueError("the siamese objective needs two labels among the labelled rows; raise `initial`")
-    first, second, targets = siamese_pairs(labels, training.siamese_repeats, seed)
-    pairs = Dataset.from_dict(
-        {"sentence1": [texts[i] for i in first], "sentence2": [texts[i] for i in second], "label": targets}
-    )
+    pairs = pair_dataset(texts, labels, training.siamese_repeats, seed)
     settings.learning_rate_mapping = None  # this loss has no head
     result = train(encoder, CosineSimilarityLoss(encoder), pairs, settings)
     model = with_logistic_regression(encoder, texts, labels, label_names)
