@@ -64,15 +64,16 @@ def test_only_a_round_that_continues_shrinks_to_the_base(share, base_model, tmp_
 
 
 def test_frozen_word_embeddings_stay_the_base_models_and_the_rest_trains(base_model, tmp_path):
+    # 4 steps: 2 on pairs, then 2 of SupCon + CE (a phase's first step is all warm-up); neither moves the embeddings
     training = RoundTraining(
-        epochs=1, from_base_epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4, freeze_word_embeddings=True
+        epochs=1, from_base_epochs=1, min_steps=4, min_steps_per_class=0, batch_size=4, freeze_word_embeddings=True
     )
     model = train_round("supcon-ce", base_model, TEXTS, LABELS, ["who", "where"], training, tmp_path / "c", seed=0)
     base = load_encoder(base_model, 128).state_dict()
     trained = {name: value for name, value in model.encoder.state_dict().items() if value.is_floating_point()}
     changed = {name for name, value in trained.items() if not torch.equal(value, base[name])}
     embedding = next(name for name in trained if name.endswith("word_embeddings.weight"))
-    assert model.steps == 2 and embedding not in changed
+    assert model.steps == 4 and embedding not in changed
     assert any(name.endswith("query.weight") for name in changed)  # the layers above them did train
 
 
@@ -111,6 +112,8 @@ def test_without_a_pair_share_a_round_trains_the_objective_alone(base_model, tmp
         "train",
         lambda e, loss, *a, **k: (losses.append(type(loss).__name__), real_train(e, loss, *a, **k))[1],
     )
-    training = RoundTraining(epochs=1, from_base_epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4)
+    training = RoundTraining(
+        epochs=1, from_base_epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4, pair_share=0
+    )
     model = train_round("ce", base_model, TEXTS, LABELS, ["who", "where"], training, tmp_path / "c", seed=0)
     assert losses == ["SCALeLoss"] and model.steps == 2

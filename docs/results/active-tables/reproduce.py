@@ -117,7 +117,7 @@ KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1"] = [
     "--dropout-rates",
     "0.1",
 ]
-# one view with about 1.5 times those steps in every round (today's defaults)
+# one view with about 1.5 times those steps in every round (the defaults before the pair phase)
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"] = [
     *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1"],
     "--epochs",
@@ -129,7 +129,7 @@ KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"] = [
     "--min-steps-per-class",
     "23",
 ]
-# today's defaults with fewer steps: a smaller floor per class, 35 passes from the base and 13 in a round that continues
+# one view's defaults with fewer steps: a smaller floor per class, 35 passes from the base and 13 in a round that continues
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-fewer"] = [
     *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"],
     "--min-steps-per-class",
@@ -139,7 +139,7 @@ KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-fewer"] = [
     "--epochs",
     "13",
 ]
-# today's defaults with fewer steps only where a round continues: a smaller floor per class, 10 passes (TREC-6)
+# one view's defaults with fewer steps only where a round continues: a smaller floor per class, 10 passes (TREC-6)
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-cont10"] = [
     *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"],
     "--min-steps-per-class",
@@ -147,13 +147,13 @@ KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-cont10"] = [
     "--epochs",
     "10",
 ]
-# today's defaults with label smoothing 0.1 on the head's cross-entropy
+# one view's defaults with label smoothing 0.1 on the head's cross-entropy
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-ls0.1"] = [
     *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"],
     "--label-smoothing",
     "0.1",
 ]
-# today's defaults with every round from the base at 15 passes: the rounds that continue today, from the base at
+# one view's defaults with every round from the base at 15 passes: the rounds that continue today, from the base at
 # their steps, and the 5 % round at the floor per class (SST-5's dev split, then the two the choices are made on)
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-base15"] = [
     *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"],
@@ -161,24 +161,24 @@ KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-base15"] = [
     "--from-base-epochs",
     "15",
 ]
-# today's defaults with a round that continues starting halfway back to the base (shrink toward the base)
+# one view's defaults with a round that continues starting halfway back to the base (shrink toward the base)
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-shrink0.5"] = [
     *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"],
     "--shrink-to-base",
     "0.5",
 ]
-# today's defaults with the token embeddings frozen at the base model's
+# one view's defaults with the token embeddings frozen at the base model's
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-frozenwords"] = [
     *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"],
     "--freeze-word-embeddings",
 ]
-# today's defaults with the rounds that would continue starting from the base at their passes, with a new head
+# one view's defaults with the rounds that would continue starting from the base at their passes, with a new head
 LATER_FROM_BASE = ["--shrink-to-base", "1", "--new-head"]
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-later-from-base"] = [
     *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"],
     *LATER_FROM_BASE,
 ]
-# today's defaults with the first half, or three quarters, of every round's steps on SetFit's pairs
+# one view's defaults with the first half, or three quarters, of every round's steps on SetFit's pairs
 for share in ("0.5", "0.75"):
     KMEANS_DEV_ARMS[f"per-class-warm10-base-e30-v1-pairs{share}"] = [
         *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"],
@@ -343,15 +343,13 @@ for arguments in RUNS.values():
             arguments += [option, *values]
     if "--from-base-epochs" not in arguments:
         arguments += ["--from-base-epochs", epochs_given(arguments)]
-# Today's defaults (issue 51): one dropout view, 1.5 times the steps of two.
+# One view's defaults (issue 51): one dropout view, 1.5 times the steps of two.
 RUNS.update({f"al-{dataset}-kmeans-v1": [*KMEANS, "--dataset", dataset] for dataset in DATASETS})
-# The pair phase chosen on the dev splits (issue 51), read once on the test splits with SetFit and the floor; the
-# test splits read with it so far.
-PAIR_PHASE_READ = ("trec",)
+# The pair phase chosen on the dev splits (issue 51), read once on the test splits with SetFit and the floor.
 RUNS.update(
     {f"al-{dataset}-kmeans-v1-pairs0.5": [*KMEANS, "--dataset", dataset, "--pair-share", "0.5"] for dataset in DATASETS}
 )
-# SST-5's dev split (issue 51), the test split unread: today's defaults with SetFit and the floor on the same rows;
+# SST-5's dev split (issue 51), the test split unread: one view's defaults with SetFit and the floor on the same rows;
 # SCALe alone with one option changed, by run suffix: the arms of the dev-sst5 table.
 SST5_DEV = ["--dataset", "sst5", "--dev-size", "500"]
 SCALE_SST5_DEV_ARMS = {
@@ -372,7 +370,7 @@ SCALE_SST5_DEV_ARMS = {
 RUNS["al-dev-sst5-kmeans-v1"] = [*KMEANS, *SST5_DEV]
 for suffix, (options, _) in SCALE_SST5_DEV_ARMS.items():
     RUNS[f"al-dev-sst5-kmeans-v1-{suffix}"] = [*SCALE_KMEANS, *SST5_DEV, *options]
-# Dev splits of 2,000 rows (half the 500-row splits' sampling error): today's defaults (on SST-5 with SetFit and the
+# Dev splits of 2,000 rows (half the 500-row splits' sampling error): one view's defaults (on SST-5 with SetFit and the
 # floor beside them), then SCALe alone with one option changed, by run suffix.
 DEV_2000_ARMS = {
     "nowarm-base15": SCALE_SST5_DEV_ARMS["nowarm-base15"][0],
@@ -385,6 +383,11 @@ for dataset in ("sst5", "trec", "sst2"):
     RUNS[f"al-dev2000-{dataset}-kmeans-v1"] = [*(KMEANS if dataset == "sst5" else SCALE_KMEANS), *dev_2000]
     for suffix, options in DEV_2000_ARMS.items():
         RUNS[f"al-dev2000-{dataset}-kmeans-v1-{suffix}"] = [*SCALE_KMEANS, *dev_2000, *options]
+# Half of each round's steps on SetFit's pairs is the default since its test reads (issue 51): every run above but the
+# pair phase's own trained without them.
+for arguments in RUNS.values():
+    if "--pair-share" not in arguments:
+        arguments += ["--pair-share", "0"]
 
 
 @dataclass(frozen=True)
@@ -406,9 +409,9 @@ def dev_rows(dataset: str, arms: dict[str, str], prefix: str = "al-dev") -> tupl
     return tuple(Row((dataset, name), f"{prefix}-{dataset}-{arm}") for arm, name in arms.items())
 
 
-# Where the rounds start, as the dev tables that change it name it: today's defaults, and the rounds after one with
+# Where the rounds start, as the dev tables that change it name it: one view's defaults, and the rounds after one with
 # 10 labels a class started from the base.
-TODAY_DEV_ROUNDS = "today's defaults (from the last round once it had 10 labels a class)"
+ONE_VIEW_DEV_ROUNDS = "one view's defaults (from the last round once it had 10 labels a class)"
 LATER_ROUNDS_FROM_THE_BASE = (
     "those rounds from the base at their 15 passes, a new head (`--shrink-to-base 1 --new-head`)"
 )
@@ -426,17 +429,17 @@ def dev_splits_table(
 
 
 def dev_2000_table(arms: dict[str, str], datasets: tuple[str, ...] = ("trec", "sst2", "sst5")) -> Table:
-    """Today's defaults, then SCALe with one option changed (``arms``: run suffix -> row name), on the 2,000-row dev
+    """One view's defaults, then SCALe with one option changed (``arms``: run suffix -> row name), on the 2,000-row dev
     splits of ``datasets`` (runs ``al-dev2000-DATASET-kmeans-v1[-SUFFIX]``)."""
     return dev_splits_table(
-        {"kmeans-v1": TODAY_DEV_ROUNDS, **{f"kmeans-v1-{suffix}": name for suffix, name in arms.items()}},
+        {"kmeans-v1": ONE_VIEW_DEV_ROUNDS, **{f"kmeans-v1-{suffix}": name for suffix, name in arms.items()}},
         prefix="al-dev2000",
         datasets=datasets,
     )
 
 
 def sst5_dev_table(run: str, arms: dict[str, tuple[list[str], str]]) -> Table:
-    """SST-5's dev split: today's defaults, SetFit and the floor of ``run``, then SCALe with one option changed, one
+    """SST-5's dev split: one view's defaults, SetFit and the floor of ``run``, then SCALe with one option changed, one
     run ``run-SUFFIX`` for each of ``arms``."""
     return Table(
         ("dataset", "arm"),
@@ -635,7 +638,7 @@ LAYOUTS: dict[str, Table] = {
     ),
     "dev-fewer-steps": dev_splits_table(
         {
-            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "today's defaults: one view, `--epochs 15"
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "one view's defaults: one view, `--epochs 15"
             " --from-base-epochs 45 --min-steps-per-class 23`",
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-fewer": "fewer steps: `--min-steps-per-class 15"
             " --from-base-epochs 35 --epochs 13`",
@@ -646,7 +649,7 @@ LAYOUTS: dict[str, Table] = {
         dev_rows(
             "trec",
             {
-                "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "today's defaults: `--epochs 15"
+                "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "one view's defaults: `--epochs 15"
                 " --from-base-epochs 45 --min-steps-per-class 23`",
                 "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-cont10": "a smaller floor per class, 10 passes where"
                 " a round continues: `--min-steps-per-class 15 --epochs 10`",
@@ -656,35 +659,35 @@ LAYOUTS: dict[str, Table] = {
     ),
     "dev-label-smoothing": dev_splits_table(
         {
-            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "today's defaults (hard labels)",
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "one view's defaults (hard labels)",
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-ls0.1": "label smoothing 0.1 on the head"
             " (`--label-smoothing 0.1`)",
         }
     ),
     "dev-every-round-from-the-base": dev_splits_table(
         {
-            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": TODAY_DEV_ROUNDS,
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": ONE_VIEW_DEV_ROUNDS,
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-base15": "every round from the base at 15 passes"
             " (`--no-warm-start --from-base-epochs 15`)",
         }
     ),
     "dev-shrink-to-base": dev_splits_table(
         {
-            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "today's defaults (from the last round's weights)",
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "one view's defaults (from the last round's weights)",
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-shrink0.5": "halfway back to the base"
             " (`--shrink-to-base 0.5`)",
         }
     ),
     "dev-frozen-word-embeddings": dev_splits_table(
         {
-            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "today's defaults (every weight trained)",
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "one view's defaults (every weight trained)",
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-frozenwords": "token embeddings frozen"
             " (`--freeze-word-embeddings`)",
         }
     ),
     "dev-later-rounds-from-the-base": dev_splits_table(
         {
-            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": TODAY_DEV_ROUNDS,
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": ONE_VIEW_DEV_ROUNDS,
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-later-from-base": LATER_ROUNDS_FROM_THE_BASE,
         }
     ),
@@ -705,7 +708,7 @@ LAYOUTS: dict[str, Table] = {
     "dev-2000-pair-phase": dev_2000_table({"pairs0.5": HALF_ON_PAIRS}),
     "dev-pair-phase": dev_splits_table(
         {
-            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": TODAY_DEV_ROUNDS,
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": ONE_VIEW_DEV_ROUNDS,
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-pairs0.5": HALF_ON_PAIRS,
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-pairs0.75": "three quarters of them on the pairs"
             " (`--pair-share 0.75`)",
@@ -742,7 +745,7 @@ LAYOUTS: dict[str, Table] = {
     "test-one-view-scale": scale_table(
         {
             "al-{}-kmeans-base-e30": "two views (0.0 and 0.1), 30 passes in a round from the base",
-            "al-{}-kmeans-v1": "today's defaults: one view (0.1), 1.5 times the steps",
+            "al-{}-kmeans-v1": "the defaults after them: one view (0.1), 1.5 times the steps",
         },
         DATASETS,
     ),
@@ -752,14 +755,14 @@ LAYOUTS: dict[str, Table] = {
     "test-one-view": kmeans_table(read_on("al-{}-kmeans-v1", DATASETS), ("training s / round", "steps / round")),
     # half of each round's steps on SetFit's pairs, chosen on the dev splits, on the test splits read so far
     "test-pair-phase": kmeans_table(
-        read_on("al-{}-kmeans-v1-pairs0.5", PAIR_PHASE_READ), ("training s / round", "steps / round")
+        read_on("al-{}-kmeans-v1-pairs0.5", DATASETS), ("training s / round", "steps / round")
     ),
     "test-pair-phase-scale": scale_table(
         {
-            "al-{}-kmeans-v1": "today's defaults: SupCon + CE alone",
-            "al-{}-kmeans-v1-pairs0.5": "half of each round's steps on SetFit's pairs first (`--pair-share 0.5`)",
+            "al-{}-kmeans-v1": "one view's defaults: SupCon + CE alone",
+            "al-{}-kmeans-v1-pairs0.5": "today's defaults: half of each round's steps on SetFit's pairs first",
         },
-        PAIR_PHASE_READ,
+        DATASETS,
     ),
     "dev-warm-start": Table(
         ("dataset", "rounds start from"),
@@ -837,7 +840,7 @@ DIFFERENCES = {
     "test-warm-floor-against-setfit": read_on("al-{}-kmeans-warm10", DATASETS),
     "test-from-base-epochs-against-setfit": read_on("al-{}-kmeans-base-e30", DATASETS),
     "test-one-view-against-setfit": read_on("al-{}-kmeans-v1", DATASETS),
-    "test-pair-phase-against-setfit": read_on("al-{}-kmeans-v1-pairs0.5", PAIR_PHASE_READ),
+    "test-pair-phase-against-setfit": read_on("al-{}-kmeans-v1-pairs0.5", DATASETS),
     "dev-class-floor-against-setfit": DEV_CLASS_FLOOR,
     "dev-sst5-against-setfit": {"sst5": "al-dev-sst5-kmeans-v1"},
     "dev-sst5-2000-against-setfit": {"sst5": "al-dev2000-sst5-kmeans-v1"},

@@ -1,0 +1,80 @@
+"""A SCALe round's seconds a step under the options that change what a step costs, against SupCon + CE alone with
+every weight trained, on the same labelled rows, alternating in one process.
+
+The options: the encoder's token embeddings frozen (``--freeze-word-embeddings``), and the first half of the steps
+on SetFit's pairs (``--pair-share 0.5``: two batches of 8 texts a step under CosineSimilarityLoss where SupCon + CE
+encodes one batch of 16). Each repeat trains one round from the base model of each kind on the first ``--labelled``
+training rows of the dataset for ``--steps`` steps (the defaults otherwise) and times the trainer's loops alone (no
+model loading). Prints each kind's median seconds a step and its ratio to SupCon + CE alone.
+
+    python benchmarks/round_step.py [--dataset trec] [--labelled 75] [--steps 60] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+BASELINE = "SupCon + CE alone"
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", default="trec", help="trec, sst2 or sst5")
+    parser.add_argument("--model", default=None, help="model path or Hub id (default all-MiniLM-L6-v2)")
+    parser.add_argument("--labelled", type=int, default=75, help="labelled training rows (the first ones)")
+    parser.add_argument("--steps", type=int, default=60, help="optimisation steps a round")
+    parser.add_argument("--repeats", type=int, default=3, help="rounds of each kind, alternating")
+    parser.add_argument("--output", default="benchmarks/results/round_step.json", help="JSON results")
+    args = parser.parse_args(argv)
+    from st_contrastive.active.objectives import train_round
+    from st_contrastive.config.active_learning import RoundTraining
+    from st_contrastive.data.text_classification import load_text_classification
+    from st_contrastive.default_model import default_model
+
+    data = load_text_classification(args.dataset)
+    texts, labels = data.train_texts[: args.labelled], data.train_labels[: args.labelled]
+    kinds = {
+        BASELINE: RoundTraining(pair_share=0),
+        "token embeddings frozen": RoundTraining(pair_share=0, freeze_word_embeddings=True),
+        "half the steps on SetFit's pairs": RoundTraining(pair_share=0.5),
+    }
+    seconds = {kind: [] for kind in kinds}
+    with tempfile.TemporaryDirectory() as folder:
+
+        def round_of(training: RoundTraining, seed: int, steps: int):
+            model = args.model or default_model()
+            checkpoints = Path(folder) / "checkpoints"
+            return train_round("supcon-ce", model, texts, labels, data.label_names, training, checkpoints, seed, steps)
+
+        round_of(kinds[BASELINE], seed=0, steps=4)  # untimed: the process's one-off costs fall on no kind
+        for repeat in range(args.repeats):
+            order = list(kinds)[repeat % len(kinds) :] + list(kinds)[: repeat % len(kinds)]  # none always first
+            for kind in order:
+                model = round_of(kinds[kind], seed=repeat, steps=args.steps)
+                seconds[kind].append(model.optimisation_seconds / model.steps)
+    step = {kind: statistics.median(values) for kind, values in seconds.items()}
+    summary = {
+        "dataset": args.dataset,
+        "labelled": args.labelled,
+        "steps": args.steps,
+        "seconds_per_step": seconds,
+        "over_supcon_ce_alone": {kind: value / step[BASELINE] for kind, value in step.items() if kind != BASELINE},
+    }
+    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.output).write_text(json.dumps(summary, indent=2))
+    for kind, value in step.items():
+        ratio = f", {value / step[BASELINE]:.2f} of {BASELINE}'s" if kind != BASELINE else ""
+        print(f"{kind}: {1000 * value:.0f} ms a step{ratio} (median of {args.repeats} rounds of {args.steps} steps)")
+    print(f"({args.dataset}, the first {args.labelled} training rows)")
+    return summary
+
+
+if __name__ == "__main__":
+    main()
