@@ -129,7 +129,8 @@ KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"] = [
     "--min-steps-per-class",
     "23",
 ]
-# one view's defaults with fewer steps: a smaller floor per class, 35 passes from the base and 13 in a round that continues
+# one view's defaults with fewer steps: a smaller floor per class, 35 passes from the base and 13 in a round that
+# continues
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-fewer"] = [
     *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-x1.5"],
     "--min-steps-per-class",
@@ -638,7 +639,7 @@ LAYOUTS: dict[str, Table] = {
     ),
     "dev-fewer-steps": dev_splits_table(
         {
-            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "one view's defaults: one view, `--epochs 15"
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "one view's defaults: `--epochs 15"
             " --from-base-epochs 45 --min-steps-per-class 23`",
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-fewer": "fewer steps: `--min-steps-per-class 15"
             " --from-base-epochs 35 --epochs 13`",
@@ -673,7 +674,8 @@ LAYOUTS: dict[str, Table] = {
     ),
     "dev-shrink-to-base": dev_splits_table(
         {
-            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "one view's defaults (from the last round's weights)",
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-x1.5": "one view's defaults (from the last round's"
+            " weights)",
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-shrink0.5": "halfway back to the base"
             " (`--shrink-to-base 0.5`)",
         }
@@ -753,7 +755,7 @@ LAYOUTS: dict[str, Table] = {
         read_on("al-{}-kmeans-base-e30", DATASETS), ("training s / round", "steps / round")
     ),
     "test-one-view": kmeans_table(read_on("al-{}-kmeans-v1", DATASETS), ("training s / round", "steps / round")),
-    # half of each round's steps on SetFit's pairs, chosen on the dev splits, on the test splits read so far
+    # half of each round's steps on SetFit's pairs (today's defaults), chosen on the dev splits, on the test splits
     "test-pair-phase": kmeans_table(
         read_on("al-{}-kmeans-v1-pairs0.5", DATASETS), ("training s / round", "steps / round")
     ),
