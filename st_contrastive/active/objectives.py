@@ -128,7 +128,7 @@ def train_round(
     if objective not in OBJECTIVES:
         raise ArgumentError("objective", objective, f"choose one of {', '.join(OBJECTIVES)}")
     steps = steps or round_steps(len(texts), len(label_names), training)
-    pair_steps = training.pair_steps(steps) if objective != "siamese" and len(texts) > 1 else 0  # a row needs a partner
+    pair_budget = training.pair_budget(steps) if objective != "siamese" and len(texts) > 1 else 0  # needs a partner
     torch.manual_seed(seed)
     encoder = load_encoder(str(warm_from or base_model), training.max_seq_length)
     if warm_from and training.shrink_to_base:
@@ -138,13 +138,14 @@ def train_round(
     settings = TrainSettings(
         output_dir=str(output_dir),
         batch_size=training.batch_size,
-        max_steps=steps - pair_steps,
+        max_steps=steps - pair_budget,
         learning_rate=training.learning_rate,
         seed=seed,
         learning_rate_mapping={"classifier": training.head_learning_rate},
     )
     if objective == "siamese":
         return _siamese(encoder, texts, labels, label_names, training, settings, seed)
+    pair_steps = training.pair_steps(steps) if pair_budget else 0
     pairs = _pair_phase(encoder, texts, labels, pair_steps, training, settings, seed) if pair_steps else None
     head = Path(warm_from or "", "classifier")
     # A head fitted to the last round's rows, to a loss of ~0, is overconfident where the new rows begin (new_head);
@@ -209,22 +210,22 @@ def pair_dataset(texts: list[str], labels: list[int], repeats: int, seed: int, o
 
 
 def _pair_phase(encoder, texts, labels, steps, training, settings, seed):
-    """The first ``steps`` of a round (:meth:`RoundTraining.pair_steps`): SetFit's pairs (cosine 1 for the same
-    label, 0 for another) under sentence-transformers' CosineSimilarityLoss, as SetFit trains its body, with enough
-    pairs that no step sees one twice; ``settings`` are the objective's, but for half a batch of pairs a step (a
-    batch of texts) and no head."""
+    """A round's first ``steps`` (:meth:`RoundTraining.pair_steps`): SetFit's pairs (cosine 1 for the same label, 0
+    for another) under sentence-transformers' CosineSimilarityLoss, as SetFit trains its body, with enough pairs that
+    no step sees one twice; ``settings`` are the objective's, but for ``training.pairs_per_step`` pairs a step and no
+    head."""
     from dataclasses import replace
 
     from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss
 
     from st_contrastive.training import train
 
-    half = max(1, training.batch_size // 2)
-    pairs = pair_dataset(texts, labels, math.ceil(steps * half / (2 * len(labels))), seed, other_label=0.0)
+    per_step = training.pairs_per_step
+    pairs = pair_dataset(texts, labels, math.ceil(steps * per_step / (2 * len(labels))), seed, other_label=0.0)
     phase = replace(
         settings,
         output_dir=str(Path(settings.output_dir, "pairs")),
-        batch_size=half,
+        batch_size=per_step,
         max_steps=steps,
         learning_rate_mapping=None,  # this loss has no head
     )

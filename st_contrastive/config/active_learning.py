@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import math
 from dataclasses import asdict, dataclass, field
 
 from st_contrastive.arguments import ArgumentError, at_least, fraction, is_number, one_of, positive, require, seed
@@ -29,7 +30,7 @@ class RoundTraining:
     same rows), each at least 23 steps for each of the dataset's classes (TREC-6's six classes gained from 90 steps
     in the first rounds), 1.5 times the two views' steps, which was ahead of them over both dev splits; the first half
     of a round's steps train SetFit's pairs of labelled rows (ahead on three of TREC-6's and SST-2's four dev splits
-    and on their mean, and on SST-5's).
+    and on their mean, and on SST-5's), at SetFit's 16 pairs a step (level with 8 on their mean, in fewer steps).
     ``head_learning_rate`` is ours (SetFit's head default): at 2e-5 a new linear head barely moves in the few dozen
     steps a small pool gives (measured in docs/scale.md). λ, τ and the dropout rates follow
     :class:`~st_contrastive.config.objectives.SCALeObjective`'s rules; the optimiser's follow
@@ -66,8 +67,16 @@ class RoundTraining:
         default=0.5,
         metadata=_help(
             "share of a round's steps spent first on SetFit's pairs of labelled rows (sentence-transformers' "
-            "CosineSimilarityLoss, cosine 1 for the same label, 0 for another; half a batch of pairs a step, so a "
-            "step encodes as many texts as one of supcon-ce's), the rest on the objective (supcon-ce, ce); 0: none"
+            "CosineSimilarityLoss, cosine 1 for the same label, 0 for another; the texts of those steps, at "
+            "pairs_per_step a step), the rest on the objective (supcon-ce, ce); 0: none"
+        ),
+    )
+    pairs_per_step: int = field(
+        default=16,
+        metadata=_help(
+            "pairs a step of the pair phase, SetFit's 16 by default; the phase encodes the texts of its share of the "
+            "round's steps either way, so more pairs a step make fewer, larger steps (8: as many texts as a supcon-ce "
+            "step at batch 16)"
         ),
     )
     warm_start: bool = field(
@@ -130,6 +139,7 @@ class RoundTraining:
         fraction("shrink_to_base", self.shrink_to_base)
         at_least("siamese_repeats", self.siamese_repeats, 1)
         fraction("pair_share", self.pair_share, one_included=False)
+        at_least("pairs_per_step", self.pairs_per_step, 1)
         at_least("max_seq_length", self.max_seq_length, 1)
 
     def continues_from(self, last_labelled: int, classes: int) -> bool:
@@ -141,9 +151,15 @@ class RoundTraining:
         """Passes over the labelled rows of a round that starts from the base model or from the last round's."""
         return self.from_base_epochs if from_base else self.epochs
 
-    def pair_steps(self, steps: int) -> int:
-        """Of a round's ``steps``, those on pairs before the objective's (:attr:`pair_share`); at least one is left."""
+    def pair_budget(self, steps: int) -> int:
+        """Of a round's ``steps``, those given to pairs before the objective's (:attr:`pair_share`); at least one is
+        left to the objective."""
         return min(steps - 1, round(self.pair_share * steps))
+
+    def pair_steps(self, steps: int) -> int:
+        """The pair phase's optimisation steps in a round of ``steps``: the texts of :meth:`pair_budget`'s steps
+        (``batch_size`` a step), two per pair, :attr:`pairs_per_step` pairs a step."""
+        return math.ceil(self.pair_budget(steps) * self.batch_size / (2 * self.pairs_per_step))
 
 
 # Arms trained on the labelled sets of the first objective's arm (no acquisition of their own): SetFit at the

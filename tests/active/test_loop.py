@@ -824,9 +824,9 @@ def test_each_round_continues_from_the_last_rounds_model_unless_told_to_start_fr
         return train_round(*args, **kwargs)
 
     monkeypatch.setattr(objectives, "train_round", spy)
-    training = RoundTraining(
-        **{"epochs": 1, "from_base_epochs": 1, "min_steps": 2, "min_steps_per_class": 0, "batch_size": 4, **rounds}
-    )
+    # 2 pairs a step: a batch's texts, so a round's pair steps are its share of the round's steps
+    base_rounds = {"epochs": 1, "from_base_epochs": 1, "min_steps": 2, "min_steps_per_class": 0, "batch_size": 4}
+    training = RoundTraining(**{**base_rounds, "pairs_per_step": 2, **rounds})
     run = config(dataset_csv, base_model, tmp_path / "run", acquisitions=["random"], training=training)
     loop_module.run_active_learning(run, progress=False)
     arm = tmp_path / "run" / "arms" / "ce-random-seed0"

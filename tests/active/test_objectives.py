@@ -66,7 +66,13 @@ def test_only_a_round_that_continues_shrinks_to_the_base(share, base_model, tmp_
 def test_frozen_word_embeddings_stay_the_base_models_and_the_rest_trains(base_model, tmp_path):
     # 4 steps: 2 on pairs, then 2 of SupCon + CE (a phase's first step is all warm-up); neither moves the embeddings
     training = RoundTraining(
-        epochs=1, from_base_epochs=1, min_steps=4, min_steps_per_class=0, batch_size=4, freeze_word_embeddings=True
+        epochs=1,
+        from_base_epochs=1,
+        min_steps=4,
+        min_steps_per_class=0,
+        batch_size=4,
+        pairs_per_step=2,
+        freeze_word_embeddings=True,
     )
     model = train_round("supcon-ce", base_model, TEXTS, LABELS, ["who", "where"], training, tmp_path / "c", seed=0)
     base = load_encoder(base_model, 128).state_dict()
@@ -77,8 +83,10 @@ def test_frozen_word_embeddings_stay_the_base_models_and_the_rest_trains(base_mo
     assert any(name.endswith("query.weight") for name in changed)  # the layers above them did train
 
 
+# 5 steps at a share of 0.4: 2 steps' texts (4 a step) on pairs, as 2 steps of 2 pairs or 1 step of 4
+@pytest.mark.parametrize(("pairs_per_step", "pair_steps"), [(2, 2), (4, 1)])
 def test_a_pair_share_trains_setfits_pairs_first_then_the_objective_for_the_steps_left(
-    base_model, tmp_path, monkeypatch
+    base_model, tmp_path, monkeypatch, pairs_per_step, pair_steps
 ):
     import st_contrastive.training as training_module
 
@@ -90,17 +98,25 @@ def test_a_pair_share_trains_setfits_pairs_first_then_the_objective_for_the_step
 
     monkeypatch.setattr(training_module, "train", recorded)
     training = RoundTraining(
-        epochs=1, from_base_epochs=1, min_steps=5, min_steps_per_class=0, batch_size=4, pair_share=0.4
+        epochs=1,
+        from_base_epochs=1,
+        min_steps=5,
+        min_steps_per_class=0,
+        batch_size=4,
+        pair_share=0.4,
+        pairs_per_step=pairs_per_step,
     )
     model = train_round("supcon-ce", base_model, TEXTS, LABELS, ["who", "where"], training, tmp_path / "c", seed=0)
-    (pair_loss, pairs, pair_steps, pair_batch), (loss, _, steps, batch) = calls
-    assert (pair_loss, pair_steps, pair_batch) == ("CosineSimilarityLoss", 2, 2)  # half a batch of pairs a step
-    assert (loss, steps, batch) == ("SCALeLoss", 3, 4) and model.steps == 5
+    (pair_loss, pairs, trained_pair_steps, pair_batch), (loss, _, steps, batch) = calls
+    assert (pair_loss, trained_pair_steps, pair_batch) == ("CosineSimilarityLoss", pair_steps, pairs_per_step)
+    assert (loss, steps, batch) == ("SCALeLoss", 3, 4) and model.steps == pair_steps + 3
     same = [LABELS[TEXTS.index(a)] == LABELS[TEXTS.index(b)] for a, b in zip(pairs["sentence1"], pairs["sentence2"])]
     assert pairs["label"] == [1.0 if s else 0.0 for s in same] and set(pairs["label"]) == {0.0, 1.0}  # SetFit's
     assert len(pairs) >= pair_steps * pair_batch  # fresh pairs for every step
     with pytest.raises(ValueError, match=r"pair_share=1: must be in \[0, 1\)"):
         RoundTraining(pair_share=1)
+    with pytest.raises(ValueError, match="pairs_per_step=0"):
+        RoundTraining(pairs_per_step=0)
 
 
 def test_without_a_pair_share_a_round_trains_the_objective_alone(base_model, tmp_path, monkeypatch):
