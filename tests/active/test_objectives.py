@@ -12,6 +12,13 @@ TEXTS = ["Who wrote Hamlet ?", "Where is Lima ?", "Who painted it ?", "Where is 
 LABELS = [0, 1, 0, 1]
 
 
+def tiny_rounds(min_steps: int, **changes) -> RoundTraining:
+    """Rounds of ``min_steps`` steps of 4 rows on :data:`TEXTS`, with ``changes``."""
+    return RoundTraining(
+        epochs=1, from_base_epochs=1, min_steps=min_steps, min_steps_per_class=0, batch_size=4, **changes
+    )
+
+
 @pytest.mark.parametrize("objective", ["supcon-ce", "ce"])
 def test_a_round_trains_with_its_label_smoothing(objective, base_model, tmp_path, monkeypatch):
     built = []
@@ -22,9 +29,7 @@ def test_a_round_trains_with_its_label_smoothing(objective, base_model, tmp_path
             built.append(self)
 
     monkeypatch.setattr(scale, "SCALeLoss", Recorded)  # the real loss, its instances kept to be read
-    training = RoundTraining(
-        epochs=1, from_base_epochs=1, min_steps=1, min_steps_per_class=0, batch_size=4, label_smoothing=0.1
-    )
+    training = tiny_rounds(1, label_smoothing=0.1)
     model = train_round(objective, base_model, TEXTS, LABELS, ["who", "where"], training, tmp_path / "round", seed=0)
     assert model.steps == 1 and [loss.label_smoothing for loss in built] == [0.1]
     with pytest.raises(ValueError, match=r"label_smoothing=1: must be in \[0, 1\)"):
@@ -51,9 +56,7 @@ def test_shrink_to_base_moves_each_weight_that_share_of_the_way_to_the_base(base
 def test_only_a_round_that_continues_shrinks_to_the_base(share, base_model, tmp_path, monkeypatch):
     shrunk, shrink = [], objectives.shrink_to_base
     monkeypatch.setattr(objectives, "shrink_to_base", lambda e, b, s: (shrunk.append(s), shrink(e, b, s)))
-    training = RoundTraining(
-        epochs=1, from_base_epochs=1, min_steps=1, min_steps_per_class=0, batch_size=4, shrink_to_base=share
-    )
+    training = tiny_rounds(1, shrink_to_base=share)
     names = ["who", "where"]
     train_round("supcon-ce", base_model, TEXTS, LABELS, names, training, tmp_path / "c0", 0).save(tmp_path / "r0")
     assert shrunk == []  # from the base: nothing to shrink
@@ -65,15 +68,7 @@ def test_only_a_round_that_continues_shrinks_to_the_base(share, base_model, tmp_
 
 def test_frozen_word_embeddings_stay_the_base_models_and_the_rest_trains(base_model, tmp_path):
     # 4 steps: 2 on pairs, then 2 of SupCon + CE (a phase's first step is all warm-up); neither moves the embeddings
-    training = RoundTraining(
-        epochs=1,
-        from_base_epochs=1,
-        min_steps=4,
-        min_steps_per_class=0,
-        batch_size=4,
-        pairs_per_step=2,
-        freeze_word_embeddings=True,
-    )
+    training = tiny_rounds(4, pairs_per_step=2, freeze_word_embeddings=True)
     model = train_round("supcon-ce", base_model, TEXTS, LABELS, ["who", "where"], training, tmp_path / "c", seed=0)
     base = load_encoder(base_model, 128).state_dict()
     trained = {name: value for name, value in model.encoder.state_dict().items() if value.is_floating_point()}
@@ -97,15 +92,7 @@ def test_a_pair_share_trains_setfits_pairs_first_then_the_objective_for_the_step
         return real_train(encoder, loss, dataset, settings, **kwargs)
 
     monkeypatch.setattr(training_module, "train", recorded)
-    training = RoundTraining(
-        epochs=1,
-        from_base_epochs=1,
-        min_steps=5,
-        min_steps_per_class=0,
-        batch_size=4,
-        pair_share=0.4,
-        pairs_per_step=pairs_per_step,
-    )
+    training = tiny_rounds(5, pair_share=0.4, pairs_per_step=pairs_per_step)
     model = train_round("supcon-ce", base_model, TEXTS, LABELS, ["who", "where"], training, tmp_path / "c", seed=0)
     (pair_loss, pairs, trained_pair_steps, pair_batch), (loss, _, steps, batch) = calls
     assert (pair_loss, trained_pair_steps, pair_batch) == ("CosineSimilarityLoss", pair_steps, pairs_per_step)
@@ -128,8 +115,6 @@ def test_without_a_pair_share_a_round_trains_the_objective_alone(base_model, tmp
         "train",
         lambda e, loss, *a, **k: (losses.append(type(loss).__name__), real_train(e, loss, *a, **k))[1],
     )
-    training = RoundTraining(
-        epochs=1, from_base_epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4, pair_share=0
-    )
+    training = tiny_rounds(2, pair_share=0)
     model = train_round("ce", base_model, TEXTS, LABELS, ["who", "where"], training, tmp_path / "c", seed=0)
     assert losses == ["SCALeLoss"] and model.steps == 2

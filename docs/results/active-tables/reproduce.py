@@ -438,6 +438,7 @@ LATER_ROUNDS_FROM_THE_BASE = (
 
 HALF_ON_PAIRS = "the first half of each round's steps on SetFit's pairs (`--pair-share 0.5`)"
 SIXTEEN_PAIRS = "those pairs at SetFit's 16 a step, in half the steps (`--pairs-per-step 16`)"
+SIXTEEN_PAIRS_READ = ("trec", "sst2")  # the test splits read so far at 16 pairs a step
 
 
 def dev_splits_table(
@@ -793,6 +794,16 @@ LAYOUTS: dict[str, Table] = {
         },
         DATASETS,
     ),
+    "test-sixteen-pairs": kmeans_table(
+        read_on("al-{}-kmeans-v1-pairs0.5-x16", SIXTEEN_PAIRS_READ), ("training s / round", "steps / round")
+    ),
+    "test-sixteen-pairs-scale": scale_table(
+        {
+            "al-{}-kmeans-v1-pairs0.5": "half of each round's steps on SetFit's pairs first, 8 a step",
+            "al-{}-kmeans-v1-pairs0.5-x16": "today's defaults: those pairs 16 a step",
+        },
+        SIXTEEN_PAIRS_READ,
+    ),
     "dev-warm-start": Table(
         ("dataset", "rounds start from"),
         tuple(
@@ -870,6 +881,7 @@ DIFFERENCES = {
     "test-from-base-epochs-against-setfit": read_on("al-{}-kmeans-base-e30", DATASETS),
     "test-one-view-against-setfit": read_on("al-{}-kmeans-v1", DATASETS),
     "test-pair-phase-against-setfit": read_on("al-{}-kmeans-v1-pairs0.5", DATASETS),
+    "test-sixteen-pairs-against-setfit": read_on("al-{}-kmeans-v1-pairs0.5-x16", SIXTEEN_PAIRS_READ),
     "dev-class-floor-against-setfit": DEV_CLASS_FLOOR,
     "dev-sst5-against-setfit": {"sst5": "al-dev-sst5-kmeans-v1"},
     "dev-sst5-2000-against-setfit": {"sst5": "al-dev2000-sst5-kmeans-v1"},
