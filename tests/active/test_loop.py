@@ -677,7 +677,10 @@ def test_reference_arms_and_equal_compute_arms_on_a_trec_slice(base_model, tmp_p
     from st_contrastive.active.objectives import load_encoder, round_steps
     from st_contrastive.active.setfit_reference import SETFIT_PAIR_ITERATIONS
 
-    training = RoundTraining(epochs=1, from_base_epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4)
+    # 2 pairs a step at batch 4: a round's pair steps are its share of round_steps
+    training = RoundTraining(
+        epochs=1, from_base_epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4, pairs_per_step=2
+    )
     run = ActiveLearningConfig(
         dataset="trec",
         model=base_model,
