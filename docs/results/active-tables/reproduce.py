@@ -399,15 +399,12 @@ for dataset in ("sst5", "trec", "sst2"):
     RUNS[f"al-dev2000-{dataset}-kmeans-v1"] = [*(KMEANS if dataset == "sst5" else SCALE_KMEANS), *dev_2000]
     for suffix, options in DEV_2000_ARMS.items():
         RUNS[f"al-dev2000-{dataset}-kmeans-v1-{suffix}"] = [*SCALE_KMEANS, *dev_2000, *options]
-# Half of each round's steps on SetFit's pairs is the default since its test reads (issue 51): every run above but the
-# pair phase's own trained without them.
+# Half of each round's steps on SetFit's pairs is the default since its test reads (issue 51), and SetFit's 16 pairs a
+# step since then: every run above that gives neither trained without pairs, and every one but the 16-pair runs at 8.
 for arguments in RUNS.values():
-    if "--pair-share" not in arguments:
-        arguments += ["--pair-share", "0"]
-# SetFit's 16 pairs a step is the default since then: every run above but its own trained at 8.
-for arguments in RUNS.values():
-    if "--pairs-per-step" not in arguments:
-        arguments += ["--pairs-per-step", "8"]
+    for option, before in {"--pair-share": "0", "--pairs-per-step": "8"}.items():
+        if option not in arguments:
+            arguments += [option, before]
 
 
 @dataclass(frozen=True)
