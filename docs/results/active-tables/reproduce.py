@@ -192,6 +192,13 @@ KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-pairs0.5-x16"] = [
     "--pairs-per-step",
     "16",
 ]
+# and with a smaller floor per class (15 steps a class, not 23): fewer steps where the floor decides, TREC-6's
+# 15-label round above all
+KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-pairs0.5-x16-floor15"] = [
+    *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-pairs0.5-x16"],
+    "--min-steps-per-class",
+    "15",
+]
 # two views with 5 passes, not 10, in a round that continues from the last
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-e5"] = [*KMEANS_DEV_ARMS["per-class-warm10-base-e30"], "--epochs", "5"]
 # run folder -> the `st-contrastive` arguments that made it (without --output)
@@ -245,6 +252,7 @@ RUNS: dict[str, list[str]] = {
                 "per-class-warm10-base-e30-v1-pairs0.5",
                 "per-class-warm10-base-e30-v1-pairs0.75",
                 "per-class-warm10-base-e30-v1-pairs0.5-x16",
+                "per-class-warm10-base-e30-v1-pairs0.5-x16-floor15",
             ),
         }.items()
         for arm in arms
@@ -393,6 +401,7 @@ DEV_2000_ARMS = {
     "later-from-base-last-head": ["--shrink-to-base", "1"],
     "pairs0.5": ["--pair-share", "0.5"],
     "pairs0.5-x16": ["--pair-share", "0.5", "--pairs-per-step", "16"],
+    "pairs0.5-x16-floor15": ["--pair-share", "0.5", "--pairs-per-step", "16", "--min-steps-per-class", "15"],
 }
 for dataset in ("sst5", "trec", "sst2"):
     dev_2000 = ["--dataset", dataset, "--dev-size", "2000"]
@@ -436,6 +445,8 @@ LATER_ROUNDS_FROM_THE_BASE = (
 HALF_ON_PAIRS = "the first half of each round's steps on SetFit's pairs (`--pair-share 0.5`)"
 SIXTEEN_PAIRS = "those pairs at SetFit's 16 a step, in half the steps (`--pairs-per-step 16`)"
 SIXTEEN_PAIRS_READ = ("trec", "sst2", "sst5")  # the test splits read at 16 pairs a step
+TODAYS_DEV_ROUNDS = "today's defaults (half of each round's steps on SetFit's pairs, 16 a step)"
+SMALLER_CLASS_FLOOR = "a smaller floor per class, 15 steps a class (`--min-steps-per-class 15`)"
 
 
 def dev_splits_table(
@@ -732,6 +743,16 @@ LAYOUTS: dict[str, Table] = {
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-pairs0.5": HALF_ON_PAIRS,
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-pairs0.5-x16": SIXTEEN_PAIRS,
         }
+    ),
+    "dev-smaller-class-floor": dev_splits_table(
+        {
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-pairs0.5-x16": TODAYS_DEV_ROUNDS,
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-pairs0.5-x16-floor15": SMALLER_CLASS_FLOOR,
+        }
+    ),
+    "dev-2000-smaller-class-floor": dev_splits_table(
+        {"kmeans-v1-pairs0.5-x16": TODAYS_DEV_ROUNDS, "kmeans-v1-pairs0.5-x16-floor15": SMALLER_CLASS_FLOOR},
+        prefix="al-dev2000",
     ),
     "dev-pair-phase": dev_splits_table(
         {
