@@ -199,6 +199,12 @@ KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-pairs0.5-x16-floor15"] = [
     "--min-steps-per-class",
     "15",
 ]
+# and at 10 steps a class: TREC-6's and SST-5's 15-label rounds at about SetFit's steps
+KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-pairs0.5-x16-floor10"] = [
+    *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-pairs0.5-x16"],
+    "--min-steps-per-class",
+    "10",
+]
 # two views with 5 passes, not 10, in a round that continues from the last
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-e5"] = [*KMEANS_DEV_ARMS["per-class-warm10-base-e30"], "--epochs", "5"]
 # run folder -> the `st-contrastive` arguments that made it (without --output)
@@ -253,6 +259,7 @@ RUNS: dict[str, list[str]] = {
                 "per-class-warm10-base-e30-v1-pairs0.75",
                 "per-class-warm10-base-e30-v1-pairs0.5-x16",
                 "per-class-warm10-base-e30-v1-pairs0.5-x16-floor15",
+                "per-class-warm10-base-e30-v1-pairs0.5-x16-floor10",
             ),
         }.items()
         for arm in arms
@@ -402,6 +409,7 @@ DEV_2000_ARMS = {
     "pairs0.5": ["--pair-share", "0.5"],
     "pairs0.5-x16": ["--pair-share", "0.5", "--pairs-per-step", "16"],
     "pairs0.5-x16-floor15": ["--pair-share", "0.5", "--pairs-per-step", "16", "--min-steps-per-class", "15"],
+    "pairs0.5-x16-floor10": ["--pair-share", "0.5", "--pairs-per-step", "16", "--min-steps-per-class", "10"],
 }
 for dataset in ("sst5", "trec", "sst2"):
     dev_2000 = ["--dataset", dataset, "--dev-size", "2000"]
@@ -447,6 +455,7 @@ SIXTEEN_PAIRS = "those pairs at SetFit's 16 a step, in half the steps (`--pairs-
 SIXTEEN_PAIRS_READ = ("trec", "sst2", "sst5")  # the test splits read at 16 pairs a step
 TODAYS_DEV_ROUNDS = "today's defaults (half of each round's steps on SetFit's pairs, 16 a step)"
 SMALLER_CLASS_FLOOR = "a smaller floor per class, 15 steps a class (`--min-steps-per-class 15`)"
+SMALLEST_CLASS_FLOOR = "10 steps a class (`--min-steps-per-class 10`)"
 
 
 def dev_splits_table(
@@ -748,11 +757,21 @@ LAYOUTS: dict[str, Table] = {
         {
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-pairs0.5-x16": TODAYS_DEV_ROUNDS,
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-pairs0.5-x16-floor15": SMALLER_CLASS_FLOOR,
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-pairs0.5-x16-floor10": SMALLEST_CLASS_FLOOR,
         }
     ),
     "dev-2000-smaller-class-floor": dev_splits_table(
-        {"kmeans-v1-pairs0.5-x16": TODAYS_DEV_ROUNDS, "kmeans-v1-pairs0.5-x16-floor15": SMALLER_CLASS_FLOOR},
+        {
+            "kmeans-v1-pairs0.5-x16": TODAYS_DEV_ROUNDS,
+            "kmeans-v1-pairs0.5-x16-floor15": SMALLER_CLASS_FLOOR,
+            "kmeans-v1-pairs0.5-x16-floor10": SMALLEST_CLASS_FLOOR,
+        },
         prefix="al-dev2000",
+    ),
+    "dev-2000-sst5-smaller-class-floor": dev_splits_table(
+        {"kmeans-v1-pairs0.5-x16": TODAYS_DEV_ROUNDS, "kmeans-v1-pairs0.5-x16-floor10": SMALLEST_CLASS_FLOOR},
+        prefix="al-dev2000",
+        datasets=("sst5",),
     ),
     "dev-pair-phase": dev_splits_table(
         {
