@@ -192,19 +192,15 @@ KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-pairs0.5-x16"] = [
     "--pairs-per-step",
     "16",
 ]
-# and with a smaller floor per class (15 steps a class, not 23): fewer steps where the floor decides, TREC-6's
-# 15-label round above all
-KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-pairs0.5-x16-floor15"] = [
-    *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-pairs0.5-x16"],
-    "--min-steps-per-class",
-    "15",
-]
-# and at 10 steps a class: TREC-6's and SST-5's 15-label rounds at about SetFit's steps
-KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-pairs0.5-x16-floor10"] = [
-    *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-pairs0.5-x16"],
-    "--min-steps-per-class",
-    "10",
-]
+# and with smaller floors per class than the default: fewer steps where the floor decides, TREC-6's and SST-5's
+# 15-label rounds above all (at 10, about SetFit's steps there)
+CLASS_FLOORS = (15, 10)
+for floor in CLASS_FLOORS:
+    KMEANS_DEV_ARMS[f"per-class-warm10-base-e30-v1-pairs0.5-x16-floor{floor}"] = [
+        *KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-pairs0.5-x16"],
+        "--min-steps-per-class",
+        str(floor),
+    ]
 # two views with 5 passes, not 10, in a round that continues from the last
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-e5"] = [*KMEANS_DEV_ARMS["per-class-warm10-base-e30"], "--epochs", "5"]
 # run folder -> the `st-contrastive` arguments that made it (without --output)
@@ -258,8 +254,7 @@ RUNS: dict[str, list[str]] = {
                 "per-class-warm10-base-e30-v1-pairs0.5",
                 "per-class-warm10-base-e30-v1-pairs0.75",
                 "per-class-warm10-base-e30-v1-pairs0.5-x16",
-                "per-class-warm10-base-e30-v1-pairs0.5-x16-floor15",
-                "per-class-warm10-base-e30-v1-pairs0.5-x16-floor10",
+                *(f"per-class-warm10-base-e30-v1-pairs0.5-x16-floor{floor}" for floor in CLASS_FLOORS),
             ),
         }.items()
         for arm in arms
@@ -408,9 +403,9 @@ DEV_2000_ARMS = {
     "later-from-base-last-head": ["--shrink-to-base", "1"],
     "pairs0.5": ["--pair-share", "0.5"],
     "pairs0.5-x16": ["--pair-share", "0.5", "--pairs-per-step", "16"],
-    "pairs0.5-x16-floor15": ["--pair-share", "0.5", "--pairs-per-step", "16", "--min-steps-per-class", "15"],
-    "pairs0.5-x16-floor10": ["--pair-share", "0.5", "--pairs-per-step", "16", "--min-steps-per-class", "10"],
 }
+for floor in CLASS_FLOORS:
+    DEV_2000_ARMS[f"pairs0.5-x16-floor{floor}"] = [*DEV_2000_ARMS["pairs0.5-x16"], "--min-steps-per-class", str(floor)]
 for dataset in ("sst5", "trec", "sst2"):
     dev_2000 = ["--dataset", dataset, "--dev-size", "2000"]
     RUNS[f"al-dev2000-{dataset}-kmeans-v1"] = [*(KMEANS if dataset == "sst5" else SCALE_KMEANS), *dev_2000]
@@ -454,8 +449,10 @@ HALF_ON_PAIRS = "the first half of each round's steps on SetFit's pairs (`--pair
 SIXTEEN_PAIRS = "those pairs at SetFit's 16 a step, in half the steps (`--pairs-per-step 16`)"
 SIXTEEN_PAIRS_READ = ("trec", "sst2", "sst5")  # the test splits read at 16 pairs a step
 TODAYS_DEV_ROUNDS = "today's defaults (half of each round's steps on SetFit's pairs, 16 a step)"
-SMALLER_CLASS_FLOOR = "a smaller floor per class, 15 steps a class (`--min-steps-per-class 15`)"
-SMALLEST_CLASS_FLOOR = "10 steps a class (`--min-steps-per-class 10`)"
+
+
+def class_floor(floor: int) -> str:
+    return f"{floor} steps a class (`--min-steps-per-class {floor}`)"
 
 
 def dev_splits_table(
@@ -756,20 +753,22 @@ LAYOUTS: dict[str, Table] = {
     "dev-smaller-class-floor": dev_splits_table(
         {
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-pairs0.5-x16": TODAYS_DEV_ROUNDS,
-            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-pairs0.5-x16-floor15": SMALLER_CLASS_FLOOR,
-            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-pairs0.5-x16-floor10": SMALLEST_CLASS_FLOOR,
+            **{
+                f"warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-pairs0.5-x16-floor{floor}": class_floor(floor)
+                for floor in CLASS_FLOORS
+            },
         }
     ),
     "dev-2000-smaller-class-floor": dev_splits_table(
         {
             "kmeans-v1-pairs0.5-x16": TODAYS_DEV_ROUNDS,
-            "kmeans-v1-pairs0.5-x16-floor15": SMALLER_CLASS_FLOOR,
-            "kmeans-v1-pairs0.5-x16-floor10": SMALLEST_CLASS_FLOOR,
+            **{f"kmeans-v1-pairs0.5-x16-floor{floor}": class_floor(floor) for floor in CLASS_FLOORS},
         },
         prefix="al-dev2000",
     ),
+    # SST-5's split, which no choice reads, ran at 10 steps a class only
     "dev-2000-sst5-smaller-class-floor": dev_splits_table(
-        {"kmeans-v1-pairs0.5-x16": TODAYS_DEV_ROUNDS, "kmeans-v1-pairs0.5-x16-floor10": SMALLEST_CLASS_FLOOR},
+        {"kmeans-v1-pairs0.5-x16": TODAYS_DEV_ROUNDS, "kmeans-v1-pairs0.5-x16-floor10": class_floor(10)},
         prefix="al-dev2000",
         datasets=("sst5",),
     ),
