@@ -201,6 +201,28 @@ for floor in CLASS_FLOORS:
         "--min-steps-per-class",
         str(floor),
     ]
+# a quarter of SetFit's time: fewer steps in every round (about two thirds of today's), at the paper's learning rate
+# and at higher ones; and today's defaults again, beside them in one session (runs can part between sessions)
+QUARTER = ["--min-steps-per-class", "10", "--from-base-epochs", "30", "--epochs", "10"]
+SIXTEEN_PAIRS_DEV = KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-pairs0.5-x16"]
+KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-pairs0.5-x16-again"] = SIXTEEN_PAIRS_DEV
+KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-pairs0.5-x16-quarter"] = [*SIXTEEN_PAIRS_DEV, *QUARTER]
+# and the 5 % round's 45 passes kept, the steps taken from the others
+KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-pairs0.5-x16-quarter-e5"] = [
+    *SIXTEEN_PAIRS_DEV,
+    "--min-steps-per-class",
+    "10",
+    "--epochs",
+    "5",
+]
+QUARTER_LEARNING_RATES = ("5e-5", "1e-4")
+for rate in QUARTER_LEARNING_RATES:
+    KMEANS_DEV_ARMS[f"per-class-warm10-base-e30-v1-pairs0.5-x16-quarter-lr{rate}"] = [
+        *SIXTEEN_PAIRS_DEV,
+        *QUARTER,
+        "--learning-rate",
+        rate,
+    ]
 # two views with 5 passes, not 10, in a round that continues from the last
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-e5"] = [*KMEANS_DEV_ARMS["per-class-warm10-base-e30"], "--epochs", "5"]
 # run folder -> the `st-contrastive` arguments that made it (without --output)
@@ -255,6 +277,10 @@ RUNS: dict[str, list[str]] = {
                 "per-class-warm10-base-e30-v1-pairs0.75",
                 "per-class-warm10-base-e30-v1-pairs0.5-x16",
                 *(f"per-class-warm10-base-e30-v1-pairs0.5-x16-floor{floor}" for floor in CLASS_FLOORS),
+                "per-class-warm10-base-e30-v1-pairs0.5-x16-again",
+                "per-class-warm10-base-e30-v1-pairs0.5-x16-quarter",
+                *(f"per-class-warm10-base-e30-v1-pairs0.5-x16-quarter-lr{rate}" for rate in QUARTER_LEARNING_RATES),
+                "per-class-warm10-base-e30-v1-pairs0.5-x16-quarter-e5",
             ),
         }.items()
         for arm in arms
@@ -406,6 +432,8 @@ DEV_2000_ARMS = {
 }
 for floor in CLASS_FLOORS:
     DEV_2000_ARMS[f"pairs0.5-x16-floor{floor}"] = [*DEV_2000_ARMS["pairs0.5-x16"], "--min-steps-per-class", str(floor)]
+DEV_2000_ARMS["pairs0.5-x16-quarter"] = [*DEV_2000_ARMS["pairs0.5-x16"], *QUARTER]
+DEV_2000_ARMS["pairs0.5-x16-quarter-lr5e-5"] = [*DEV_2000_ARMS["pairs0.5-x16-quarter"], "--learning-rate", "5e-5"]
 for dataset in ("sst5", "trec", "sst2"):
     dev_2000 = ["--dataset", dataset, "--dev-size", "2000"]
     RUNS[f"al-dev2000-{dataset}-kmeans-v1"] = [*(KMEANS if dataset == "sst5" else SCALE_KMEANS), *dev_2000]
@@ -449,6 +477,9 @@ HALF_ON_PAIRS = "the first half of each round's steps on SetFit's pairs (`--pair
 SIXTEEN_PAIRS = "those pairs at SetFit's 16 a step, in half the steps (`--pairs-per-step 16`)"
 SIXTEEN_PAIRS_READ = ("trec", "sst2", "sst5")  # the test splits read at 16 pairs a step
 TODAYS_DEV_ROUNDS = "today's defaults (half of each round's steps on SetFit's pairs, 16 a step)"
+
+
+FEWER_STEPS = "fewer steps (`--min-steps-per-class 10 --from-base-epochs 30 --epochs 10`)"
 
 
 def class_floor(floor: int) -> str:
@@ -769,6 +800,38 @@ LAYOUTS: dict[str, Table] = {
     # SST-5's split, which no choice reads, ran at 10 steps a class only
     "dev-2000-sst5-smaller-class-floor": dev_splits_table(
         {"kmeans-v1-pairs0.5-x16": TODAYS_DEV_ROUNDS, "kmeans-v1-pairs0.5-x16-floor10": class_floor(10)},
+        prefix="al-dev2000",
+        datasets=("sst5",),
+    ),
+    "dev-quarter-of-setfit": dev_splits_table(
+        {
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-pairs0.5-x16": TODAYS_DEV_ROUNDS,
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-pairs0.5-x16-again": "the same, run again in another"
+            " session",
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-pairs0.5-x16-quarter": FEWER_STEPS,
+            **{
+                f"warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-pairs0.5-x16-quarter-lr{rate}": f"the same at"
+                f" `--learning-rate {rate}`"
+                for rate in QUARTER_LEARNING_RATES
+            },
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-pairs0.5-x16-quarter-e5": "fewer steps but in the 5 %"
+            " round (`--min-steps-per-class 10 --epochs 5`)",
+        }
+    ),
+    "dev-2000-quarter-of-setfit": dev_splits_table(
+        {
+            "kmeans-v1-pairs0.5-x16": TODAYS_DEV_ROUNDS,
+            "kmeans-v1-pairs0.5-x16-quarter": FEWER_STEPS,
+            "kmeans-v1-pairs0.5-x16-quarter-lr5e-5": "the same at `--learning-rate 5e-5`",
+        },
+        prefix="al-dev2000",
+    ),
+    # SST-5's split, which no choice reads, ran at the higher learning rate only
+    "dev-2000-sst5-quarter-of-setfit": dev_splits_table(
+        {
+            "kmeans-v1-pairs0.5-x16": TODAYS_DEV_ROUNDS,
+            "kmeans-v1-pairs0.5-x16-quarter-lr5e-5": f"{FEWER_STEPS} at `--learning-rate 5e-5`",
+        },
         prefix="al-dev2000",
         datasets=("sst5",),
     ),
