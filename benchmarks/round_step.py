@@ -1,7 +1,8 @@
 """A SCALe round's seconds under the options that change what its steps cost, against SupCon + CE alone with every
 weight trained, on the same labelled rows and the same step budget, alternating in one process.
 
-The options: the encoder's token embeddings frozen (``--freeze-word-embeddings``), and the first half of the budget
+The options: the encoder's token embeddings frozen (``--freeze-word-embeddings``), its embeddings and first three
+of all-MiniLM-L6-v2's six layers frozen (``--frozen-layers 3``), and the first half of the budget
 on SetFit's pairs (``--pair-share 0.5``) at 8 pairs a step (two batches of 8 texts under CosineSimilarityLoss where
 SupCon + CE encodes one batch of 16) or at SetFit's 16 (``--pairs-per-step 16``: the same texts in half the steps).
 Each repeat trains one round from the base model of each kind on the first ``--labelled`` training rows of the
@@ -44,6 +45,7 @@ def main(argv: list[str] | None = None) -> dict:
     kinds = {
         BASELINE: RoundTraining(pair_share=0),
         "token embeddings frozen": RoundTraining(pair_share=0, freeze_word_embeddings=True),
+        "embeddings and three layers frozen": RoundTraining(pair_share=0, frozen_layers=3),
         "half on SetFit's pairs, 8 a step": RoundTraining(pair_share=0.5, pairs_per_step=8),
         "half on SetFit's pairs, 16 a step": RoundTraining(pair_share=0.5, pairs_per_step=16),
     }

@@ -97,6 +97,28 @@ def load_encoder(base_model: str, max_seq_length: int) -> SentenceTransformer:
     return model
 
 
+def freeze_bottom_layers(encoder: SentenceTransformer, layers: int) -> None:
+    """Stop the gradient of the encoder's embeddings and first ``layers`` transformer layers: every parameter a
+    Hugging Face encoder registers before its layer ``layers`` (embeddings, then the layers in order), so no backward
+    pass runs below it. The layer stack is the module list with ``num_hidden_layers`` entries."""
+    if not layers:
+        return
+    model = encoder[0].auto_model
+    count = model.config.num_hidden_layers
+    if layers > count:
+        raise ValueError(f"frozen_layers={layers}: the encoder has {count} layers")
+    stack = next(
+        name
+        for name, module in model.named_modules()
+        if isinstance(module, torch.nn.ModuleList) and len(module) == count
+    )
+    first_trained = f"{stack}.{layers}." if layers < count else None
+    for name, parameter in model.named_parameters():
+        if first_trained and name.startswith(first_trained):
+            break
+        parameter.requires_grad_(False)
+
+
 @torch.no_grad()
 def shrink_to_base(encoder: SentenceTransformer, base: SentenceTransformer, share: float) -> None:
     """Move each weight of ``encoder`` ``share`` of the way to ``base``'s, in place: (1 − share)·last + share·base."""
@@ -135,6 +157,7 @@ def train_round(
         shrink_to_base(encoder, load_encoder(base_model, training.max_seq_length), training.shrink_to_base)
     if training.freeze_word_embeddings:
         encoder[0].auto_model.get_input_embeddings().requires_grad_(False)
+    freeze_bottom_layers(encoder, training.frozen_layers)
     settings = TrainSettings(
         output_dir=str(output_dir),
         batch_size=training.batch_size,

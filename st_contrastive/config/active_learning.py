@@ -110,6 +110,13 @@ class RoundTraining:
             "it (about half of all-MiniLM-L6-v2's weights)"
         ),
     )
+    frozen_layers: int = field(
+        default=0,
+        metadata=_help(
+            "keep the encoder's embeddings and its first N transformer layers at the base model's: no gradient, no "
+            "optimiser state and no backward pass below layer N; 0: every layer trains"
+        ),
+    )
     new_head: bool = field(
         default=False,
         metadata=_help(
@@ -136,6 +143,7 @@ class RoundTraining:
             self.supcon_weight, self.temperature, tuple(self.dropout_rates), label_smoothing=self.label_smoothing
         )
         at_least("warm_start_min_per_class", self.warm_start_min_per_class, 0)
+        at_least("frozen_layers", self.frozen_layers, 0)
         fraction("shrink_to_base", self.shrink_to_base)
         at_least("siamese_repeats", self.siamese_repeats, 1)
         fraction("pair_share", self.pair_share, one_included=False)

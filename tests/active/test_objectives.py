@@ -78,6 +78,31 @@ def test_frozen_word_embeddings_stay_the_base_models_and_the_rest_trains(base_mo
     assert any(name.endswith("query.weight") for name in changed)  # the layers above them did train
 
 
+def test_frozen_layers_stay_the_base_models_and_the_layers_above_train(base_model, tmp_path):
+    training = tiny_rounds(4, pairs_per_step=2, frozen_layers=1)
+    model = train_round("supcon-ce", base_model, TEXTS, LABELS, ["who", "where"], training, tmp_path / "c", seed=0)
+    base = load_encoder(base_model, 128).state_dict()
+    trained = {name: value for name, value in model.encoder.state_dict().items() if value.is_floating_point()}
+    changed = {name for name, value in trained.items() if not torch.equal(value, base[name])}
+    layers = model.encoder[0].auto_model.config.num_hidden_layers
+    assert layers > 1 and model.steps == 4
+    assert not {name for name in changed if "embeddings." in name or ".layer.0." in name}
+    assert {name for name in changed if f".layer.{layers - 1}." in name}  # the top layer did train
+    with pytest.raises(ValueError, match=f"frozen_layers={layers + 1}: the encoder has {layers} layers"):
+        train_round(
+            "supcon-ce",
+            base_model,
+            TEXTS,
+            LABELS,
+            ["who", "where"],
+            tiny_rounds(4, frozen_layers=layers + 1),
+            tmp_path / "d",
+            seed=0,
+        )
+    with pytest.raises(ValueError, match="frozen_layers=-1"):
+        RoundTraining(frozen_layers=-1)
+
+
 # 5 steps at a share of 0.4: 2 steps' texts (4 a step) on pairs, as 2 steps of 2 pairs or 1 step of 4
 @pytest.mark.parametrize(("pairs_per_step", "pair_steps"), [(2, 2), (4, 1)])
 def test_a_pair_share_trains_setfits_pairs_first_then_the_objective_for_the_steps_left(
