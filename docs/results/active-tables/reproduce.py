@@ -207,6 +207,8 @@ QUARTER = ["--min-steps-per-class", "10", "--from-base-epochs", "30", "--epochs"
 SIXTEEN_PAIRS_DEV = KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-pairs0.5-x16"]
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-pairs0.5-x16-again"] = SIXTEEN_PAIRS_DEV
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-pairs0.5-x16-quarter"] = [*SIXTEEN_PAIRS_DEV, *QUARTER]
+# or today's steps, each cheaper: the embeddings and the first three of six layers frozen
+KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-pairs0.5-x16-frozen3"] = [*SIXTEEN_PAIRS_DEV, "--frozen-layers", "3"]
 # and the 5 % round's 45 passes kept, the steps taken from the others
 KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-pairs0.5-x16-quarter-e5"] = [
     *SIXTEEN_PAIRS_DEV,
@@ -215,7 +217,7 @@ KMEANS_DEV_ARMS["per-class-warm10-base-e30-v1-pairs0.5-x16-quarter-e5"] = [
     "--epochs",
     "5",
 ]
-QUARTER_LEARNING_RATES = ("5e-5", "1e-4")
+QUARTER_LEARNING_RATES = ("3e-5", "5e-5", "1e-4")
 for rate in QUARTER_LEARNING_RATES:
     KMEANS_DEV_ARMS[f"per-class-warm10-base-e30-v1-pairs0.5-x16-quarter-lr{rate}"] = [
         *SIXTEEN_PAIRS_DEV,
@@ -281,6 +283,7 @@ RUNS: dict[str, list[str]] = {
                 "per-class-warm10-base-e30-v1-pairs0.5-x16-quarter",
                 *(f"per-class-warm10-base-e30-v1-pairs0.5-x16-quarter-lr{rate}" for rate in QUARTER_LEARNING_RATES),
                 "per-class-warm10-base-e30-v1-pairs0.5-x16-quarter-e5",
+                "per-class-warm10-base-e30-v1-pairs0.5-x16-frozen3",
             ),
         }.items()
         for arm in arms
@@ -432,8 +435,14 @@ DEV_2000_ARMS = {
 }
 for floor in CLASS_FLOORS:
     DEV_2000_ARMS[f"pairs0.5-x16-floor{floor}"] = [*DEV_2000_ARMS["pairs0.5-x16"], "--min-steps-per-class", str(floor)]
-DEV_2000_ARMS["pairs0.5-x16-quarter"] = [*DEV_2000_ARMS["pairs0.5-x16"], *QUARTER]
-DEV_2000_ARMS["pairs0.5-x16-quarter-lr5e-5"] = [*DEV_2000_ARMS["pairs0.5-x16-quarter"], "--learning-rate", "5e-5"]
+QUARTER_2000_RATES = ("3e-5", "5e-5")  # the two best on the 500-row splits
+for rate in QUARTER_2000_RATES:
+    DEV_2000_ARMS[f"pairs0.5-x16-quarter-lr{rate}"] = [
+        *DEV_2000_ARMS["pairs0.5-x16"],
+        *QUARTER,
+        "--learning-rate",
+        rate,
+    ]
 for dataset in ("sst5", "trec", "sst2"):
     dev_2000 = ["--dataset", dataset, "--dev-size", "2000"]
     RUNS[f"al-dev2000-{dataset}-kmeans-v1"] = [*(KMEANS if dataset == "sst5" else SCALE_KMEANS), *dev_2000]
@@ -816,24 +825,19 @@ LAYOUTS: dict[str, Table] = {
             },
             "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-pairs0.5-x16-quarter-e5": "fewer steps but in the 5 %"
             " round (`--min-steps-per-class 10 --epochs 5`)",
+            "warm-e10-v2-kmeans-per-class-warm10-base-e30-v1-pairs0.5-x16-frozen3": "today's steps, the embeddings and"
+            " three of six layers frozen (`--frozen-layers 3`)",
         }
     ),
     "dev-2000-quarter-of-setfit": dev_splits_table(
         {
             "kmeans-v1-pairs0.5-x16": TODAYS_DEV_ROUNDS,
-            "kmeans-v1-pairs0.5-x16-quarter": FEWER_STEPS,
-            "kmeans-v1-pairs0.5-x16-quarter-lr5e-5": "the same at `--learning-rate 5e-5`",
+            **{
+                f"kmeans-v1-pairs0.5-x16-quarter-lr{rate}": f"{FEWER_STEPS} at `--learning-rate {rate}`"
+                for rate in QUARTER_2000_RATES
+            },
         },
         prefix="al-dev2000",
-    ),
-    # SST-5's split, which no choice reads, ran at the higher learning rate only
-    "dev-2000-sst5-quarter-of-setfit": dev_splits_table(
-        {
-            "kmeans-v1-pairs0.5-x16": TODAYS_DEV_ROUNDS,
-            "kmeans-v1-pairs0.5-x16-quarter-lr5e-5": f"{FEWER_STEPS} at `--learning-rate 5e-5`",
-        },
-        prefix="al-dev2000",
-        datasets=("sst5",),
     ),
     "dev-pair-phase": dev_splits_table(
         {
