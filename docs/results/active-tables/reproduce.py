@@ -1104,11 +1104,39 @@ def five_percent_against_setfit(name: str, runs: Path) -> str:
     return "\n".join(lines)
 
 
+# SCALe − SetFit at every level, seed by seed, within one run (both arms on the same rows): which gaps are every
+# seed's and which are one seed's.
+BY_SEED = {"test-sixteen-pairs-by-seed-against-setfit": DIFFERENCES["test-sixteen-pairs-against-setfit"]}
+
+
+def by_seed_against_setfit(name: str, runs: Path) -> str:
+    """SCALe − SetFit at each level on each seed's rows (:data:`BY_SEED`), their mean ± std (std over seeds as in
+    every table here) and the seeds on which SCALe is behind."""
+    lines = [
+        "| dataset | level | SCALe − SetFit, by seed | mean ± std | seeds behind |",
+        "|---|---|---|---|---|",
+    ]
+    for dataset, run in BY_SEED[name].items():
+        accuracy = {(r["objective"], r["seed"], f"{r['percent']:g}"): r["accuracy"] for r in metrics(run, runs)}
+        seeds = sorted({seed for objective, seed, _ in accuracy if objective == "supcon-ce"})
+        for percent in PERCENTS:
+            gaps = [accuracy["supcon-ce", s, percent] - accuracy["setfit-defaults", s, percent] for s in seeds]
+            mean, std = sum(gaps) / len(gaps), (sum((g - sum(gaps) / len(gaps)) ** 2 for g in gaps) / len(gaps)) ** 0.5
+            behind = sum(gap < 0 for gap in gaps)
+            by_seed = ", ".join(signed(gap) for gap in gaps)
+            lines.append(
+                f"| {DATASETS[dataset]} | {percent} % | {by_seed} | {signed(mean)} ± {std:.1f} | {behind} of {len(gaps)} |"
+            )
+    return "\n".join(lines)
+
+
 def table_text(name: str, runs: Path = HERE.parent) -> str:
     if name in DIFFERENCES:
         return differences(name, runs)
     if name in FIVE_PERCENT:
         return five_percent_against_setfit(name, runs)
+    if name in BY_SEED:
+        return by_seed_against_setfit(name, runs)
     if name in OWN_TABLES:  # the command's own report, its legend of arms left out
         from st_contrastive.active.report import format_table, summarize
 
@@ -1116,7 +1144,9 @@ def table_text(name: str, runs: Path = HERE.parent) -> str:
     return markdown(LAYOUTS[name], runs)
 
 
-TABLES = {name: functools.partial(table_text, name) for name in [*LAYOUTS, *OWN_TABLES, *DIFFERENCES, *FIVE_PERCENT]}
+TABLES = {
+    name: functools.partial(table_text, name) for name in [*LAYOUTS, *OWN_TABLES, *DIFFERENCES, *FIVE_PERCENT, *BY_SEED]
+}
 
 
 def main(argv: list[str] | None = None) -> None:
