@@ -1130,6 +1130,41 @@ def by_seed_against_setfit(name: str, runs: Path) -> str:
     return "\n".join(lines)
 
 
+# Every set of defaults read on all three test splits, oldest first: how far behind SetFit each left SCALe, and at
+# what share of SetFit's time (the step floor was read on TREC-6 alone).
+TEST_READS = {
+    "k-means acquisition, at least 10 steps a round": "test-kmeans-against-setfit",
+    "a floor per class": "test-class-floor-against-setfit",
+    "the warm start's floor": "test-warm-floor-against-setfit",
+    "two views, 30 passes from the base": "test-from-base-epochs-against-setfit",
+    "one view": "test-one-view-against-setfit",
+    "half the steps on SetFit's pairs, 8 a step": "test-pair-phase-against-setfit",
+    "16 pairs a step (today's)": "test-sixteen-pairs-against-setfit",
+}
+HISTORY = {"test-reads-against-setfit": TEST_READS}
+
+
+def test_reads_against_setfit(name: str, runs: Path) -> str:
+    """Per set of defaults (:data:`HISTORY`): the levels of the twelve where SCALe is behind SetFit, the largest gap,
+    the mean gap from 5 % on (the 1 % leads would drown it), and SCALe's share of SetFit's time on each test split."""
+    shown = ", ".join(DATASETS.values())
+    lines = [
+        f"| defaults | levels behind, of 12 | largest gap behind | SCALe − SetFit from 5 % on, mean | time, of SetFit's ({shown}) |",
+        "|---|---|---|---|---|",
+    ]
+    for label, read in HISTORY[name].items():
+        gaps, shares = [], []
+        for run in DIFFERENCES[read].values():
+            scale, setfit = (arm(run, objective, runs) for objective in ("supcon-ce", "setfit-defaults"))
+            gaps += [(p, scale["accuracy"][p][0] - setfit["accuracy"][p][0]) for p in PERCENTS]
+            shares.append(f"{100 * scale['training s / round'] / setfit['training s / round']:.0f} %")
+        behind = [gap for _, gap in gaps if gap < 0]
+        later = [gap for p, gap in gaps if p != PERCENTS[0]]
+        cells = [str(len(behind)), signed(min(behind)) if behind else "none", signed(sum(later) / len(later))]
+        lines.append(f"| {label} | " + " | ".join([*cells, ", ".join(shares)]) + " |")
+    return "\n".join(lines)
+
+
 def table_text(name: str, runs: Path = HERE.parent) -> str:
     if name in DIFFERENCES:
         return differences(name, runs)
@@ -1137,6 +1172,8 @@ def table_text(name: str, runs: Path = HERE.parent) -> str:
         return five_percent_against_setfit(name, runs)
     if name in BY_SEED:
         return by_seed_against_setfit(name, runs)
+    if name in HISTORY:
+        return test_reads_against_setfit(name, runs)
     if name in OWN_TABLES:  # the command's own report, its legend of arms left out
         from st_contrastive.active.report import format_table, summarize
 
@@ -1145,7 +1182,8 @@ def table_text(name: str, runs: Path = HERE.parent) -> str:
 
 
 TABLES = {
-    name: functools.partial(table_text, name) for name in [*LAYOUTS, *OWN_TABLES, *DIFFERENCES, *FIVE_PERCENT, *BY_SEED]
+    name: functools.partial(table_text, name)
+    for name in [*LAYOUTS, *OWN_TABLES, *DIFFERENCES, *FIVE_PERCENT, *BY_SEED, *HISTORY]
 }
 
 
