@@ -97,16 +97,15 @@ def load_encoder(base_model: str, max_seq_length: int) -> SentenceTransformer:
     return model
 
 
-def freeze_bottom_layers(encoder: SentenceTransformer, layers: int) -> None:
-    """Stop the gradient of the encoder's embeddings and first ``layers`` transformer layers: every parameter a
-    Hugging Face encoder registers before its layer ``layers`` (embeddings, then the layers in order), so no backward
-    pass runs below it. The layer stack is the module list with ``num_hidden_layers`` entries."""
+def freeze_bottom_layers(encoder: SentenceTransformer, training: RoundTraining) -> None:
+    """Stop the gradient of the encoder's embeddings and first ``training.frozen_layers`` transformer layers: every
+    parameter a Hugging Face encoder registers before that layer (embeddings, then the layers in order), so no
+    backward pass runs below it. The layer stack is the module list with ``num_hidden_layers`` entries."""
+    layers, model = training.frozen_layers, encoder[0].auto_model
     if not layers:
         return
-    model = encoder[0].auto_model
     count = model.config.num_hidden_layers
-    if layers > count:
-        raise ValueError(f"frozen_layers={layers}: the encoder has {count} layers")
+    training.check_encoder_layers(count)
     stack = next(
         name
         for name, module in model.named_modules()
@@ -157,7 +156,7 @@ def train_round(
         shrink_to_base(encoder, load_encoder(base_model, training.max_seq_length), training.shrink_to_base)
     if training.freeze_word_embeddings:
         encoder[0].auto_model.get_input_embeddings().requires_grad_(False)
-    freeze_bottom_layers(encoder, training.frozen_layers)
+    freeze_bottom_layers(encoder, training)
     settings = TrainSettings(
         output_dir=str(output_dir),
         batch_size=training.batch_size,

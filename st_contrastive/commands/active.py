@@ -20,7 +20,7 @@ from typing import ClassVar
 
 from st_contrastive.commands import options
 from st_contrastive.commands import shared_options as shared
-from st_contrastive.commands.input_checks import SettingChecks, SettingError
+from st_contrastive.commands.input_checks import SettingChecks, SettingError, encoder_layers
 from st_contrastive.commands.library_messages import options_by_argument, said_as_options
 from st_contrastive.commands.options import OUTPUT, option
 from st_contrastive.commands.push import check_push, publish
@@ -99,6 +99,9 @@ def check_inputs(config: ActiveLearningConfig, push_to_hub: str | None = None) -
         if repeated:
             checks.add("--label-names", config.label_names, f"repeats {', '.join(repeated)}: name each label once")
     checks.model(config.model)
+    layers = encoder_layers(config.model) if config.training.frozen_layers and not checks.problems else None
+    if layers is not None:  # else the first round's model load refuses it
+        checks.rule(lambda: config.training.check_encoder_layers(layers), **ActiveCommand.option_flags)
     if "bald" in config.acquisitions:
         checks.at_least("--bald-samples", config.bald_samples, 2, why=" (BALD compares MC dropout passes)")
     if push_to_hub and not checks.problems:  # the count of arms needs valid --objective, --acquisition, --num-seeds

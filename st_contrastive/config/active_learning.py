@@ -150,6 +150,10 @@ class RoundTraining:
         at_least("pairs_per_step", self.pairs_per_step, 1)
         at_least("max_seq_length", self.max_seq_length, 1)
 
+    def check_encoder_layers(self, layers: int) -> None:
+        """:attr:`frozen_layers` against an encoder of ``layers`` transformer layers: all of them at the most."""
+        require("frozen_layers", self.frozen_layers, self.frozen_layers <= layers, f"the encoder has {layers} layers")
+
     def continues_from(self, last_labelled: int, classes: int) -> bool:
         """Whether a round starts from the model of a last round that trained on ``last_labelled`` rows of a dataset
         with ``classes`` labels, rather than from the base."""

@@ -231,6 +231,8 @@ COMMAND_RULES = {
         (["--label-smoothing", "1"], "--label-smoothing 1: must be in [0, 1)"),
         (["--siamese-repeats", "0"], "--siamese-repeats 0: must be at least 1"),
         (["--max-seq-length", "0"], "--max-seq-length 0: must be at least 1"),
+        (["--frozen-layers", "-1"], "--frozen-layers -1: must be at least 0"),
+        (["--frozen-layers", "3"], "--frozen-layers 3: the encoder has 2 layers"),
         (["--push-to-hub", "me/model"], "--push-to-hub publishes one model and this run has 3 arms"),
         (["--resume-from-checkpoint", "empty"], "--resume-from-checkpoint empty: no config.json there"),
         (
