@@ -462,6 +462,17 @@ for dataset in ("trec", "sst2"):
         *["--dataset", dataset, "--dev-size", "2000"],
         *DEV_2000_ARMS["pairs0.5-x16"],
     ]
+# Seeds 3 and 4 of today's defaults (with SetFit and the floor on the same rows) and of fewer steps at lr 3e-5: with
+# the runs above, five seeds each for paired comparisons (a seed labels the same first rows in every arm).
+SEEDS_3_4 = ["--seed", "3", "--num-seeds", "2"]
+for dataset in ("trec", "sst2"):
+    for suffix in ("pairs0.5-x16", "pairs0.5-x16-quarter-lr3e-5"):
+        RUNS[f"al-dev2000-{dataset}-kmeans-v1-{suffix}-seeds34"] = [
+            *(KMEANS if suffix == "pairs0.5-x16" else SCALE_KMEANS),
+            *["--dataset", dataset, "--dev-size", "2000"],
+            *DEV_2000_ARMS[suffix],
+            *SEEDS_3_4,
+        ]
 # Half of each round's steps on SetFit's pairs is the default since its test reads (issue 51), and SetFit's 16 pairs a
 # step since then: every run above that gives neither trained without pairs, and every one but the 16-pair runs at 8.
 for arguments in RUNS.values():
@@ -1139,21 +1150,29 @@ def five_percent_against_setfit(name: str, runs: Path) -> str:
 
 # SCALe − SetFit at every level, seed by seed, within one run (both arms on the same rows): which gaps are every
 # seed's and which are one seed's.
-def within_runs(read: dict[str, str]) -> dict[str, tuple[str, str, tuple[str, ...]]]:
-    """:data:`BY_SEED` rows of runs that hold both arms, at every level."""
-    return {DATASETS[dataset]: (run, run, PERCENTS) for dataset, run in read.items()}
+def within_runs(read: dict[str, str | tuple[str, ...]]) -> dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple]]:
+    """:data:`BY_SEED` rows of runs that hold both arms (a run, or runs that hold other seeds), at every level."""
+    held = {dataset: (run,) if isinstance(run, str) else run for dataset, run in read.items()}
+    return {DATASETS[dataset]: (runs, runs, PERCENTS) for dataset, runs in held.items()}
 
 
-# SCALe − SetFit seed by seed, {row: (SCALe's run, SetFit's run, levels)}: which gaps are every seed's and which one
-# seed's. Within one run both arms label the same rows; SetFit's arm from another run is compared at the levels whose
-# rows SCALe's rounds before them leave unchanged, and the script refuses the table where a seed's rows differ.
+# SCALe − SetFit seed by seed, {row: (SCALe's runs, SetFit's runs, levels)}, an arm's seeds from one run or several:
+# which gaps are every seed's and which one seed's. Within one run both arms label the same rows; SetFit's arm from
+# another run is compared at the levels whose rows SCALe's rounds before them leave unchanged, and the script refuses
+# the table where a seed's rows differ.
 BY_SEED = {
     "test-sixteen-pairs-by-seed-against-setfit": within_runs(DIFFERENCES["test-sixteen-pairs-against-setfit"]),
     "dev-2000-sixteen-pairs-by-seed-against-setfit": within_runs(DIFFERENCES["dev-2000-sixteen-pairs-against-setfit"]),
+    "dev-2000-sixteen-pairs-five-seeds-against-setfit": within_runs(
+        {
+            dataset: (run, f"{run}-seeds34")
+            for dataset, run in DIFFERENCES["dev-2000-sixteen-pairs-against-setfit"].items()
+        }
+    ),
     "dev-2000-sst2-ten-percent-by-seed-against-setfit": {
         f"SST-2, {name}": (
-            f"al-dev2000-sst2-kmeans-v1-pairs0.5-x16{suffix}",
-            "al-dev2000-sst2-kmeans-v1-pairs0.5-x16",
+            (f"al-dev2000-sst2-kmeans-v1-pairs0.5-x16{suffix}",),
+            ("al-dev2000-sst2-kmeans-v1-pairs0.5-x16",),
             ("10",),
         )
         for suffix, name in {
@@ -1165,6 +1184,29 @@ BY_SEED = {
 }
 
 
+def seeds_of(
+    runs_of_arm: tuple[str, ...], runs: Path, objective: str = "supcon-ce"
+) -> dict[int, tuple[str, dict[str, float]]]:
+    """By seed over ``runs_of_arm``: the run that holds it, and the arm's accuracy at each level, their mean and the
+    steps a round; a seed in two of them is refused."""
+    found: dict[int, tuple[str, dict[str, float]]] = {}
+    for run in runs_of_arm:
+        arm(run, objective, runs)  # a run without the arm: says how to add it
+        seeds: dict[int, dict[str, float]] = {}
+        for r in metrics(run, runs):
+            if r["objective"] == objective:
+                seed = seeds.setdefault(r["seed"], {"steps": 0.0})
+                seed[f"{r['percent']:g}"] = r["accuracy"]
+                seed["steps"] += r["steps"] / len(PERCENTS)
+        if seeds.keys() & found.keys():
+            raise SystemExit(f"{run}: seeds {sorted(seeds.keys() & found.keys())} are in another run of its arm too")
+        found |= {
+            seed: (run, values | {MEAN: statistics.fmean(values[p] for p in PERCENTS)})
+            for seed, values in seeds.items()
+        }
+    return found
+
+
 def by_seed_against_setfit(name: str, runs: Path) -> str:
     """SCALe − SetFit at each level on each seed's rows (:data:`BY_SEED`), their mean ± std (std over seeds as in
     every table here) and the seeds on which SCALe is behind."""
@@ -1172,27 +1214,70 @@ def by_seed_against_setfit(name: str, runs: Path) -> str:
         "| dataset | level | SCALe − SetFit, by seed | mean ± std | seeds behind |",
         "|---|---|---|---|---|",
     ]
-    for shown, (scale_run, setfit_run, levels) in BY_SEED[name].items():
-        arms = {"supcon-ce": scale_run, "setfit-defaults": setfit_run}
-        accuracy = {}
-        for objective, run in arms.items():
-            arm(run, objective, runs)  # a run without the arm: says how to add it
-            accuracy |= {
-                (objective, r["seed"], f"{r['percent']:g}"): r["accuracy"]
-                for r in metrics(run, runs)
-                if r["objective"] == objective
-            }
-        seeds = sorted({seed for objective, seed, _ in accuracy if objective == "supcon-ce"})
-        for seed in seeds if setfit_run != scale_run else ():
-            labelled = [labelled_sets(run, objective, seed, runs) for objective, run in arms.items()]
+    for shown, (scale_runs, setfit_runs, levels) in BY_SEED[name].items():
+        arms = {"supcon-ce": scale_runs, "setfit-defaults": setfit_runs}
+        scale, setfit = (seeds_of(runs_of_arm, runs, objective) for objective, runs_of_arm in arms.items())
+        seeds = sorted(scale)
+        for seed in seeds if setfit_runs != scale_runs else ():
+            labelled = [labelled_sets(found[seed][0], o, seed, runs) for o, found in zip(arms, (scale, setfit))]
             for percent in levels:
                 if labelled[0][PERCENTS.index(percent)] != labelled[1][PERCENTS.index(percent)]:
-                    raise SystemExit(f"{scale_run}, {setfit_run}: seed {seed} labelled other rows at {percent} %")
+                    raise SystemExit(f"{scale_runs}, {setfit_runs}: seed {seed} labelled other rows at {percent} %")
         for percent in levels:
-            gaps = [accuracy["supcon-ce", s, percent] - accuracy["setfit-defaults", s, percent] for s in seeds]
+            gaps = [scale[s][1][percent] - setfit[s][1][percent] for s in seeds]
             by_seed, behind = ", ".join(signed(gap) for gap in gaps), sum(gap < 0 for gap in gaps)
             spread = f"{signed(statistics.fmean(gaps))} ± {statistics.pstdev(gaps):.1f}"  # the pages' std: np.std's
             lines.append(f"| {shown} | {percent} % | {by_seed} | {spread} | {behind} of {len(gaps)} |")
+    return "\n".join(lines)
+
+
+# A candidate against today's defaults, seed by seed on the 2,000-row dev splits, {dataset: (defaults' runs,
+# candidate's runs)}: each arm's seeds from several runs, a seed's first round labelling the same rows in both.
+def five_seeds(suffix: str) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    return {
+        dataset: tuple(
+            (f"al-dev2000-{dataset}-kmeans-v1-{arm}", f"al-dev2000-{dataset}-kmeans-v1-{arm}-seeds34")
+            for arm in ("pairs0.5-x16", suffix)
+        )
+        for dataset in ("trec", "sst2")
+    }
+
+
+PAIRED = {"dev-2000-fewer-steps-five-seeds": five_seeds("pairs0.5-x16-quarter-lr3e-5")}
+
+
+def paired_seeds(name: str, runs: Path) -> str:
+    """Each level, the mean of the four and the steps a round: today's defaults and the candidate (mean ± std over
+    seeds) and the candidate − the defaults seed by seed (:data:`PAIRED`)."""
+    lines = [
+        "| dataset | level | today's defaults | candidate | candidate − defaults, by seed | mean ± std |",
+        "|---|---|---|---|---|---|",
+    ]
+    for dataset, arms in PAIRED[name].items():
+        defaults, candidate = (seeds_of(runs_of_arm, runs) for runs_of_arm in arms)
+        if defaults.keys() != candidate.keys():
+            raise SystemExit(
+                f"{dataset}: the defaults have seeds {sorted(defaults)}, the candidate {sorted(candidate)}"
+            )
+        seeds = sorted(defaults)
+        for seed in seeds:
+            first = [labelled_sets(found[seed][0], "supcon-ce", seed, runs)[0] for found in (defaults, candidate)]
+            if first[0] != first[1]:
+                raise SystemExit(f"{dataset}: seed {seed}'s first round labelled other rows in the two arms")
+        for key in [*PERCENTS, MEAN, "steps"]:
+            values = [[found[seed][1][key] for seed in seeds] for found in (defaults, candidate)]
+            gaps = [b - a for a, b in zip(*values)]
+            if key == "steps":  # the same on every seed: a round's steps follow its labels
+                means = [statistics.fmean(v) for v in values]
+                cells = [f"{means[0]:.0f}", f"{means[1]:.0f}", "", f"{means[1] / means[0]:.2f} of the defaults'"]
+            else:
+                cells = [f"{statistics.fmean(v):.2f} ± {statistics.pstdev(v):.2f}" for v in values]
+                cells += [
+                    ", ".join(signed(gap) for gap in gaps),
+                    f"{signed(statistics.fmean(gaps))} ± {statistics.pstdev(gaps):.1f}",
+                ]
+            level = {MEAN: MEAN, "steps": "steps / round"}.get(key, f"{key} %")
+            lines.append(f"| {DATASETS[dataset]} | {level} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -1240,6 +1325,8 @@ def table_text(name: str, runs: Path = HERE.parent) -> str:
         return by_seed_against_setfit(name, runs)
     if name in HISTORY:
         return test_reads_against_setfit(name, runs)
+    if name in PAIRED:
+        return paired_seeds(name, runs)
     if name in OWN_TABLES:  # the command's own report, its legend of arms left out
         from st_contrastive.active.report import format_table, summarize
 
@@ -1249,7 +1336,7 @@ def table_text(name: str, runs: Path = HERE.parent) -> str:
 
 TABLES = {
     name: functools.partial(table_text, name)
-    for name in [*LAYOUTS, *OWN_TABLES, *DIFFERENCES, *FIVE_PERCENT, *BY_SEED, *HISTORY]
+    for name in [*LAYOUTS, *OWN_TABLES, *DIFFERENCES, *FIVE_PERCENT, *BY_SEED, *HISTORY, *PAIRED]
 }
 
 
