@@ -171,15 +171,23 @@ def require_source(value: str | None, option: str, names: tuple[str, ...] = ()) 
         )
 
 
+def model_file(model: str, name: str) -> Path | None:
+    """The file ``name`` of ``model``: in its folder, or for a Hub id in the local cache only; None where it is not
+    at hand."""
+    folder = Path(model).expanduser()
+    if folder.is_dir():
+        return folder / name if (folder / name).is_file() else None
+    from huggingface_hub import try_to_load_from_cache
+
+    cached = try_to_load_from_cache(model, name)
+    return Path(cached) if isinstance(cached, str) else None
+
+
 def is_sentence_encoder(model: str) -> bool:
     """Whether ``model`` (a folder or a Hub id) is a saved SentenceTransformer rather than a plain transformers model
     that sentence-transformers reads with mean pooling. A Hub id is looked up in the local cache only (a recipe asks
     once the model is loaded, so its ``modules.json`` is there if it has one)."""
-    if Path(model).is_dir():
-        return (Path(model) / "modules.json").exists()
-    from huggingface_hub import try_to_load_from_cache
-
-    return isinstance(try_to_load_from_cache(model, "modules.json"), str)
+    return model_file(model, "modules.json") is not None
 
 
 def looks_local(value: str) -> bool:
@@ -215,15 +223,8 @@ def encoder_layers(model: str | None) -> int | None:
     from its config.json without loading it; None where that file is not at hand or names no count."""
     from st_contrastive.default_model import default_model
 
-    name = model or default_model()
-    if Path(name).expanduser().is_dir():
-        config = Path(name).expanduser() / "config.json"
-    else:
-        from huggingface_hub import try_to_load_from_cache
-
-        cached = try_to_load_from_cache(name, "config.json")
-        config = Path(cached) if isinstance(cached, str) else None
-    if config is None or not config.is_file():
+    config = model_file(model or default_model(), "config.json")
+    if config is None:
         return None
     layers = json.loads(config.read_text(encoding="utf-8")).get("num_hidden_layers")
     return layers if isinstance(layers, int) else None

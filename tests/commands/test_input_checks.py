@@ -511,3 +511,31 @@ def test_the_python_api_raises_the_same_rule_naming_the_argument():
         TrainSettings(batch_size=0)
     with pytest.raises(ArgumentError, match=r"^max_length=5: must be at least the shortest span length \(32\)$"):
         SpanSampler(max_length=5)
+
+
+def test_a_models_file_is_found_in_its_folder_or_the_hub_cache_and_nowhere_else(tmp_path, monkeypatch):
+    """model_file: a folder's own file; a Hub id's file from the local cache, laid out as huggingface_hub writes a
+    download; None where neither has it, without the network."""
+    from huggingface_hub import constants
+
+    from st_contrastive.commands.input_checks import encoder_layers, is_sentence_encoder, model_file
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"num_hidden_layers": 4}))
+    assert model_file(str(folder), "config.json") == folder / "config.json"
+    assert model_file(str(folder), "modules.json") is None and not is_sentence_encoder(str(folder))
+    assert encoder_layers(str(folder)) == 4
+
+    cache = tmp_path / "hub"
+    repo = cache / "models--someone--tiny"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text("0123abcd")
+    (repo / "snapshots" / "0123abcd").mkdir(parents=True)
+    (repo / "snapshots" / "0123abcd" / "modules.json").write_text("[]")
+    (repo / "snapshots" / "0123abcd" / "config.json").write_text(json.dumps({"num_hidden_layers": "six"}))
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    assert model_file("someone/tiny", "modules.json") == repo / "snapshots" / "0123abcd" / "modules.json"
+    assert is_sentence_encoder("someone/tiny")
+    assert encoder_layers("someone/tiny") is None  # a count that is not a number is not trusted
+    assert model_file("someone/other", "config.json") is None

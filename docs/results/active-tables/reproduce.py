@@ -25,6 +25,7 @@ sys.path.insert(0, str(HERE.parent))  # docs/results: the command line its scrip
 import results_script
 
 DATASETS = {"trec": "TREC-6", "sst2": "SST-2", "sst5": "SST-5"}
+Held = str | tuple[str, ...]  # an arm's seeds: in one run folder, or in several that hold other seeds
 PERCENTS = ("1", "5", "10", "15")
 STEP_FLOOR_READ = ("trec",)  # test splits read at the step floor's defaults so far
 SIMULATED = [
@@ -1104,12 +1105,18 @@ def differences(name: str, runs: Path) -> str:
         "|---|" + "---|" * (len(PERCENTS) + 1),
     ]
     for dataset, held in DIFFERENCES[name].items():
-        held = (held,) if isinstance(held, str) else held
-        scale, setfit = (seeds_of(held, runs, objective) for objective in ("supcon-ce", "setfit-defaults"))
-        cells = [signed(seeds_mean(scale, p) - seeds_mean(setfit, p)) for p in PERCENTS]
-        share = 100 * seeds_mean(scale, "seconds") / seeds_mean(setfit, "seconds")
+        gaps, share = against_setfit(held, runs)
+        cells = [signed(gaps[p]) for p in PERCENTS]
         lines.append(f"| {DATASETS[dataset]} | " + " | ".join(cells) + f" | {share:.0f} % |")
     return "\n".join(lines)
+
+
+def against_setfit(held: Held, runs: Path) -> tuple[dict[str, float], float]:
+    """SCALe − SetFit at each level, means over the seeds of ``held`` (runs that hold both arms), and SCALe's training
+    time per round as a percentage of SetFit's."""
+    scale, setfit = (seeds_of(held, runs, objective) for objective in ("supcon-ce", "setfit-defaults"))
+    gaps = {p: seeds_mean(scale, p) - seeds_mean(setfit, p) for p in PERCENTS}
+    return gaps, 100 * seeds_mean(scale, "seconds") / seeds_mean(setfit, "seconds")
 
 
 # SCALe − SetFit at 5 %, by seed, {row: (SCALe's run, SetFit's run)}. SetFit's arm may be another run's that
@@ -1161,10 +1168,9 @@ def five_percent_against_setfit(name: str, runs: Path) -> str:
 
 # SCALe − SetFit at every level, seed by seed, within one run (both arms on the same rows): which gaps are every
 # seed's and which are one seed's.
-def within_runs(read: dict[str, str | tuple[str, ...]]) -> dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple]]:
+def within_runs(read: dict[str, Held]) -> dict[str, tuple[Held, Held, tuple[str, ...]]]:
     """:data:`BY_SEED` rows of runs that hold both arms (a run, or runs that hold other seeds), at every level."""
-    held = {dataset: (run,) if isinstance(run, str) else run for dataset, run in read.items()}
-    return {DATASETS[dataset]: (runs, runs, PERCENTS) for dataset, runs in held.items()}
+    return {DATASETS[dataset]: (run, run, PERCENTS) for dataset, run in read.items()}
 
 
 # SCALe − SetFit seed by seed, {row: (SCALe's runs, SetFit's runs, levels)}, an arm's seeds from one run or several:
@@ -1179,16 +1185,16 @@ BY_SEED = {
     ),
     "dev-2000-trec-ten-percent-by-seed-against-setfit": {
         f"TREC-6, {name}": (
-            (f"al-dev2000-trec-kmeans-v1-pairs0.5-x16{suffix}",),
-            ("al-dev2000-trec-kmeans-v1-pairs0.5-x16",),
+            f"al-dev2000-trec-kmeans-v1-pairs0.5-x16{suffix}",
+            "al-dev2000-trec-kmeans-v1-pairs0.5-x16",
             ("10",),
         )
         for suffix, name in {"": "today's defaults", "-e30": "twice the passes in the rounds that continue"}.items()
     },
     "dev-2000-sst2-ten-percent-by-seed-against-setfit": {
         f"SST-2, {name}": (
-            (f"al-dev2000-sst2-kmeans-v1-pairs0.5-x16{suffix}",),
-            ("al-dev2000-sst2-kmeans-v1-pairs0.5-x16",),
+            f"al-dev2000-sst2-kmeans-v1-pairs0.5-x16{suffix}",
+            "al-dev2000-sst2-kmeans-v1-pairs0.5-x16",
             ("10",),
         )
         for suffix, name in {
@@ -1200,13 +1206,11 @@ BY_SEED = {
 }
 
 
-def seeds_of(
-    runs_of_arm: tuple[str, ...], runs: Path, objective: str = "supcon-ce"
-) -> dict[int, tuple[str, dict[str, float]]]:
-    """By seed over ``runs_of_arm``: the run that holds it, and the arm's accuracy at each level, their mean and the
-    steps a round; a seed in two of them is refused."""
+def seeds_of(held: Held, runs: Path, objective: str = "supcon-ce") -> dict[int, tuple[str, dict[str, float]]]:
+    """By seed over the run or runs ``held``: the run that holds it, and the arm's accuracy at each level, their mean,
+    the steps and the training seconds a round; a seed in two of them is refused."""
     found: dict[int, tuple[str, dict[str, float]]] = {}
-    for run in runs_of_arm:
+    for run in (held,) if isinstance(held, str) else held:
         arm(run, objective, runs)  # a run without the arm: says how to add it
         seeds: dict[int, dict[str, float]] = {}
         for r in metrics(run, runs):
@@ -1255,7 +1259,7 @@ def by_seed_against_setfit(name: str, runs: Path) -> str:
 
 # A candidate against today's defaults, seed by seed on the 2,000-row dev splits, {dataset: (defaults' runs,
 # candidate's runs)}: each arm's seeds from several runs, a seed's first round labelling the same rows in both.
-def five_seeds(suffix: str) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+def five_seeds(suffix: str) -> dict[str, tuple[Held, Held]]:
     return {
         dataset: tuple(
             (f"al-dev2000-{dataset}-kmeans-v1-{arm}", f"al-dev2000-{dataset}-kmeans-v1-{arm}-seeds34")
@@ -1327,10 +1331,10 @@ def test_reads_against_setfit(name: str, runs: Path) -> str:
     ]
     for label, read in HISTORY[name].items():
         gaps, shares = [], []
-        for run in DIFFERENCES[read].values():
-            scale, setfit = (arm(run, objective, runs) for objective in ("supcon-ce", "setfit-defaults"))
-            gaps += [(p, scale["accuracy"][p][0] - setfit["accuracy"][p][0]) for p in PERCENTS]
-            shares.append(f"{100 * scale['training s / round'] / setfit['training s / round']:.0f} %")
+        for held in DIFFERENCES[read].values():
+            by_level, share = against_setfit(held, runs)
+            gaps += by_level.items()
+            shares.append(f"{share:.0f} %")
         behind = [gap for _, gap in gaps if gap < 0]
         later = [gap for p, gap in gaps if p != PERCENTS[0]]
         cells = [str(len(behind)), signed(min(behind)) if behind else "none", signed(sum(later) / len(later))]
