@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--output", default="benchmarks/results/active_round.json", help="JSON results path")
     args = parser.parse_args(argv)
     from st_contrastive.active.loop import run_active_learning
-    from st_contrastive.config.active_learning import ActiveLearningConfig
+    from st_contrastive.active.settings import ActiveLearningConfig
 
     with tempfile.TemporaryDirectory() as folder:
         config = ActiveLearningConfig(

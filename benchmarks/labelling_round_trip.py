@@ -43,8 +43,8 @@ def main(argv: list[str] | None = None) -> dict:
 
     from st_contrastive.active.labelling import LabellingSession
     from st_contrastive.active.labelling_app import create_app
+    from st_contrastive.active.labelling_settings import LabellingSettings
     from st_contrastive.commands.active import run
-    from st_contrastive.config.labelling import LabellingSettings
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pool-size", type=int, default=1500)

@@ -35,10 +35,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--repeats", type=int, default=3, help="rounds of each kind, alternating")
     parser.add_argument("--output", default="benchmarks/results/round_step.json", help="JSON results")
     args = parser.parse_args(argv)
-    from st_contrastive.active.objectives import train_round
-    from st_contrastive.config.active_learning import RoundTraining
+    from st_contrastive.config.scale import RoundTraining
     from st_contrastive.data.text_classification import load_text_classification
     from st_contrastive.default_model import default_model
+    from st_contrastive.scale.round_training import train_round
 
     data = load_text_classification(args.dataset)
     texts, labels = data.train_texts[: args.labelled], data.train_labels[: args.labelled]

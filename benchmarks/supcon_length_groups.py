@@ -28,10 +28,10 @@ import torch
 from sentence_transformers.sentence_transformer.losses import BatchAllTripletLoss
 
 from benchmarks.peak_memory import peak_memory
-from st_contrastive.active.objectives import load_encoder
 from st_contrastive.data.text_classification import load_text_classification
 from st_contrastive.default_model import default_model
 from st_contrastive.losses import SCALeLoss, SupConLoss
+from st_contrastive.scale.round_training import load_encoder
 from st_contrastive.training import optimized_parameters
 
 

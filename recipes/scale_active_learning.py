@@ -19,8 +19,9 @@ import json
 import logging
 from pathlib import Path
 
-from st_contrastive.active import ActiveLearningConfig, RoundTraining, run_active_learning
+from st_contrastive.active import ActiveLearningConfig, run_active_learning
 from st_contrastive.active.report import format_table, summarize
+from st_contrastive.scale import RoundTraining
 
 # The paper's settings, by section of scale_active_learning.md.
 OBJECTIVES = [

@@ -117,6 +117,14 @@ def tiny_model(tiny_mlm_dir):
     return sentence_model(tiny_mlm_dir)
 
 
+@pytest.fixture()
+def base_model(tiny_model, tmp_path) -> str:
+    """The tiny sentence model saved as a folder: what a round loads as its base model."""
+    path = tmp_path / "base"
+    tiny_model.save(str(path))
+    return str(path)
+
+
 @pytest.fixture(scope="session")
 def human_run(tmp_path_factory, tiny_mlm_dir) -> str:
     """A support-ticket run of `active --oracle human` whose round 1 waits for labels (support_tickets.py); tests

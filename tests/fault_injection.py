@@ -12,8 +12,9 @@ import sys
 import threading
 from pathlib import Path
 
-from st_contrastive.active import loop, objectives
+from st_contrastive.active import loop
 from st_contrastive.commands.cli import main
+from st_contrastive.scale import round_training as objectives
 
 PHASES = {"training": (objectives, "train_round"), "evaluating": (loop, "_evaluate"), "acquiring": (loop, "acquire")}
 

@@ -95,10 +95,11 @@ def test_the_samplers_and_collators_refuse_theirs(tiny_model):
 
 
 def test_the_settings_dataclasses_refuse_theirs():
-    from st_contrastive.config.active_learning import ActiveLearningConfig, RoundTraining
+    from st_contrastive.active.labelling_settings import LabellingSettings
+    from st_contrastive.active.settings import ActiveLearningConfig
     from st_contrastive.config.evaluation import TransferProtocol
-    from st_contrastive.config.labelling import LabellingSettings
     from st_contrastive.config.pretraining import MaskedLMPretraining
+    from st_contrastive.config.scale import RoundTraining
 
     for call, message in [
         (lambda: RoundTraining(temperature=0), "temperature=0: must be above 0"),

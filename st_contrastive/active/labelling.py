@@ -26,13 +26,13 @@ from pathlib import Path
 
 from st_contrastive.active import run_lock
 from st_contrastive.active.dataset_fingerprint import check_unchanged
+from st_contrastive.active.labelling_settings import LabellingSettings
 from st_contrastive.active.loop import arm_name, experiment_data, given_labels, round_sizes
 from st_contrastive.active.oracle import IGNORED, QUERY_COLUMNS, AwaitingLabels, queries_path, write_queries
 from st_contrastive.active.predictions import PREDICTIONS, standing_labels, write_predictions
+from st_contrastive.active.settings import ActiveLearningConfig
 from st_contrastive.active.state import ArmState
 from st_contrastive.atomic_files import write_atomically
-from st_contrastive.config.active_learning import ActiveLearningConfig
-from st_contrastive.config.labelling import LabellingSettings
 from st_contrastive.data.table_file import read_rows, spreadsheet_text, write_csv_atomically
 
 logger = logging.getLogger(__name__)
@@ -629,7 +629,7 @@ class LabellingSession:
 
 def predict(model_dir: Path, texts: list[str], ids: list[int]) -> dict[int, tuple[str, float]]:
     """The label the saved round model gives each of ``ids``, and its probability."""
-    from st_contrastive.active.objectives import RoundModel
+    from st_contrastive.scale.round_training import RoundModel
 
     model = RoundModel.load(model_dir)
     probabilities = model.proba([texts[i] for i in ids])

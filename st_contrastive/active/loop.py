@@ -27,18 +27,18 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from st_contrastive.active import run_lock
-from st_contrastive.active.acquisition import PoolModel, acquire, random_ids
 from st_contrastive.active.dataset_fingerprint import check_unchanged
 from st_contrastive.active.oracle import HumanOracle, SimulatedOracle
+from st_contrastive.active.settings import REFERENCES, ActiveLearningConfig, only_adds_arms
 from st_contrastive.active.state import ArmState, Pending
 from st_contrastive.arguments import ArgumentError
 from st_contrastive.atomic_files import recover_folder, save_folder_atomically, write_atomically
-from st_contrastive.config.active_learning import REFERENCES, ActiveLearningConfig, only_adds_arms
 from st_contrastive.run_settings import changed_settings
+from st_contrastive.scale.acquisition import PoolModel, acquire, random_ids
 
 if TYPE_CHECKING:
     from st_contrastive.active.equal_compute import SetFitTimeBudget
-    from st_contrastive.active.objectives import RoundModel
+    from st_contrastive.scale.round_training import RoundModel
 
 logger = logging.getLogger(__name__)
 
@@ -148,7 +148,7 @@ def _human_start(config: ActiveLearningConfig, data) -> str:
 def _run_equal_compute_arms(config, data, base_model: str, acquisition: str, seed: int, progress: bool) -> list[dict]:
     """SupCon + CE and CE only (those of ``config.objectives``), each round as long as SetFit at its defaults."""
     from st_contrastive.active.equal_compute import SUFFIX, SetFitTimeBudget
-    from st_contrastive.config.active_learning import EQUAL_COMPUTE_OBJECTIVES
+    from st_contrastive.active.settings import EQUAL_COMPUTE_OBJECTIVES
 
     arms = Path(config.output) / "arms"
     setfit = ArmState.load(arms / arm_name("setfit-defaults", acquisition, seed))
@@ -203,11 +203,11 @@ def run_arm(
 ) -> list[dict]:
     """Continue one arm from its state until the budget (or until a person has labels to give). An equal-compute arm
     has a ``name`` other than its ``objective`` and a time ``budget`` that sets its steps in each round (otherwise
-    :func:`~st_contrastive.active.objectives.round_steps`)."""
+    :func:`~st_contrastive.scale.round_training.round_steps`)."""
     from tqdm.auto import tqdm
 
-    from st_contrastive.active.objectives import RoundModel
     from st_contrastive.active.predictions import PREDICTIONS, standing_labels, write_predictions
+    from st_contrastive.scale.round_training import RoundModel
 
     name = name or objective
     folder = Path(config.output) / "arms" / arm_name(name, acquisition, seed)
@@ -270,7 +270,7 @@ def _train(config, data, state: ArmState, folder: Path, base_model, objective, s
     """Train the round on the labelled rows and save its model as the round's (``TRAINED``): the phase after it,
     evaluating, resumes from that model rather than training again."""
     from st_contrastive.active.equal_compute import epochs
-    from st_contrastive.active.objectives import round_steps, train_round
+    from st_contrastive.scale.round_training import round_steps, train_round
 
     round_number = len(state.rounds)
     state.phase, state.current = "training", None
@@ -377,8 +377,8 @@ def _train_reference(
     source_steps: int,
 ):
     """``source_steps``: the steps the labelling arm's round trained, which SetFit at equal steps trains too."""
-    from st_contrastive.active.objectives import frozen_logistic_regression
     from st_contrastive.active.setfit_reference import train_setfit
+    from st_contrastive.scale.round_training import frozen_logistic_regression
 
     if reference == "logreg":
         return frozen_logistic_regression(base_model, texts, labels, label_names, training)

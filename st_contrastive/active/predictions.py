@@ -16,7 +16,7 @@ def write_predictions(
     """``predictions.csv``: every row of ``texts`` with the label a person gave it (``given``: row id -> label name,
     or ``(ignored)``), the label the model in ``model_dir`` predicts, its probability, and one probability column per
     label."""
-    from st_contrastive.active.objectives import RoundModel
+    from st_contrastive.scale.round_training import RoundModel
 
     model = RoundModel.load(model_dir)
     model.batch_size = batch_size

@@ -21,7 +21,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class SetFitRoundModel:
-    """A trained SetFit model with the :class:`~st_contrastive.active.objectives.RoundModel` calls the loop uses."""
+    """A trained SetFit model with the :class:`~st_contrastive.scale.round_training.RoundModel` calls the loop uses."""
 
     model: object  # setfit.SetFitModel
     classes: int

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
+from st_contrastive.active.settings import ActiveLearningConfig, only_adds_arms
 from st_contrastive.commands import options
 from st_contrastive.commands import shared_options as shared
 from st_contrastive.commands.input_checks import SettingChecks, SettingError, encoder_layers
@@ -25,7 +26,7 @@ from st_contrastive.commands.library_messages import options_by_argument, said_a
 from st_contrastive.commands.options import OUTPUT, option
 from st_contrastive.commands.push import check_push, publish
 from st_contrastive.commands.run_folder import setting_changes
-from st_contrastive.config.active_learning import ActiveLearningConfig, RoundTraining, only_adds_arms
+from st_contrastive.config.scale import RoundTraining
 from st_contrastive.data_dir import SHARED_TEXT_CLASSIFICATION
 
 logger = logging.getLogger(__name__)
@@ -179,7 +180,7 @@ def write_tsne(config: ActiveLearningConfig):
     from st_contrastive.active.equal_compute import SUFFIX
     from st_contrastive.active.loop import arm_name, experiment_data
     from st_contrastive.active.report import plot_tsne
-    from st_contrastive.config.active_learning import EQUAL_COMPUTE_OBJECTIVES
+    from st_contrastive.active.settings import EQUAL_COMPUTE_OBJECTIVES
 
     data = experiment_data(config)
     if not data.test_texts:

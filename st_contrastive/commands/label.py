@@ -18,9 +18,9 @@ import argparse
 import socket
 from dataclasses import dataclass, field
 
+from st_contrastive.active.labelling_settings import LabellingSettings
 from st_contrastive.commands import options
 from st_contrastive.commands.options import option
-from st_contrastive.config.labelling import LabellingSettings
 
 LOCALHOST = "127.0.0.1"
 

@@ -27,9 +27,9 @@ from st_contrastive.commands.training_run import (
     with_matryoshka,
     write_trained_run,
 )
-from st_contrastive.config.active_learning import RoundTraining
 from st_contrastive.config.evaluation import expand_tasks
 from st_contrastive.config.objectives import SIMILARITIES, GradCache, NLISupConObjective
+from st_contrastive.config.scale import RoundTraining
 from st_contrastive.config.training import TrainSettings
 from st_contrastive.data_dir import SHARED_NLI
 

@@ -6,8 +6,8 @@ from sklearn.model_selection import StratifiedKFold
 from support_tickets import SUPPORT
 
 from st_contrastive.active.accuracy_estimate import cross_validated_accuracy
-from st_contrastive.active.objectives import round_steps, train_round
-from st_contrastive.config.active_learning import RoundTraining
+from st_contrastive.config.scale import RoundTraining
+from st_contrastive.scale.round_training import round_steps, train_round
 
 TRAINING = RoundTraining(epochs=1, from_base_epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4)
 NAMES = sorted(SUPPORT)

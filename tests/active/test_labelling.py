@@ -18,11 +18,11 @@ from support_tickets import ARM, SUPPORT, copy_of_run, queries
 from st_contrastive.active import ArmState
 from st_contrastive.active.labelling import HISTORY, LabellingSession, labels_from_history
 from st_contrastive.active.labelling_app import create_app
-from st_contrastive.active.objectives import RoundModel
+from st_contrastive.active.labelling_settings import LabellingSettings
 from st_contrastive.commands.cli import main as cli_main
-from st_contrastive.config.labelling import LabellingSettings
 from st_contrastive.data.table_file import read_rows
 from st_contrastive.models import LabelClassifier
+from st_contrastive.scale.round_training import RoundModel
 
 GOLD = {text: label for label, texts in SUPPORT.items() for text in texts}
 

@@ -10,13 +10,14 @@ from huggingface_hub import ModelCard
 from sentence_transformers import SentenceTransformer
 from support_tickets import SUPPORT, fill, write_support_csv
 
-from st_contrastive.active import ActiveLearningConfig, ArmState, AwaitingLabels, RoundTraining, round_sizes
+from st_contrastive.active import ActiveLearningConfig, ArmState, AwaitingLabels, round_sizes
 from st_contrastive.active import loop as loop_module
-from st_contrastive.active.objectives import siamese_pairs
 from st_contrastive.active.report import summarize, write_reports
 from st_contrastive.commands.cli import main as cli_main
 from st_contrastive.data.text_classification import load_text_classification
 from st_contrastive.models import LabelClassifier
+from st_contrastive.scale import RoundTraining
+from st_contrastive.scale.round_training import siamese_pairs
 
 QUESTIONS = {
     "HUM": [
@@ -325,7 +326,7 @@ def test_a_crash_in_any_phase_resumes_in_that_phase_and_continues_exactly(
 ):
     """Killed while round 1 trains, evaluates or acquires: the state names the phase, and the resumed run goes on
     from it (a round that had trained is not trained again) to the same labelled rows, queries and accuracies."""
-    from st_contrastive.active import objectives
+    from st_contrastive.scale import round_training as objectives
 
     uninterrupted = loop_module.run_active_learning(config(dataset_csv, base_model, tmp_path / "a"), progress=False)
     module = {"objectives": objectives, "loop": loop_module}[where.split(".")[0]]
@@ -626,14 +627,14 @@ def test_labels_in_the_users_file_are_the_first_labelled_set(tmp_path, base_mode
     ids=["six classes, 15 rows: the class floor", "two classes: min_steps", "75 rows", "150 rows", "225 rows"],
 )
 def test_a_round_trains_its_epochs_and_at_least_both_floors(labelled, classes, steps):
-    from st_contrastive.active.objectives import round_steps
+    from st_contrastive.scale.round_training import round_steps
 
     training = RoundTraining(epochs=10, min_steps=50, min_steps_per_class=15, batch_size=16)
     assert round_steps(labelled, classes, training, from_base=False) == steps
 
 
 def test_a_round_from_the_base_trains_its_own_epochs_where_given():
-    from st_contrastive.active.objectives import round_steps
+    from st_contrastive.scale.round_training import round_steps
 
     training = RoundTraining(epochs=10, from_base_epochs=40, min_steps=10, min_steps_per_class=15, batch_size=16)
     assert round_steps(75, 2, training, from_base=True) == 200  # 5 batches, 40 passes
@@ -652,7 +653,7 @@ def test_min_steps_per_class_is_refused_below_zero():
 
 def test_equal_compute_steps_fill_the_setfit_time_and_never_fall_below_the_usual_round():
     from st_contrastive.active.equal_compute import epochs, equal_compute_steps
-    from st_contrastive.active.objectives import round_steps
+    from st_contrastive.scale.round_training import round_steps
 
     training = RoundTraining(epochs=3, from_base_epochs=3, min_steps=10, min_steps_per_class=0, batch_size=16)
     usual = round_steps(75, 6, training)  # the equal-step arm's round: 15 steps
@@ -674,8 +675,8 @@ def test_reference_arms_and_equal_compute_arms_on_a_trec_slice(base_model, tmp_p
     from sentence_transformers import SentenceTransformer
 
     from st_contrastive.active.equal_compute import equal_compute_steps
-    from st_contrastive.active.objectives import load_encoder, round_steps
     from st_contrastive.active.setfit_reference import SETFIT_PAIR_ITERATIONS
+    from st_contrastive.scale.round_training import load_encoder, round_steps
 
     # 2 pairs a step at batch 4: a round's pair steps are its share of round_steps
     training = RoundTraining(
@@ -818,7 +819,7 @@ def test_dev_size_evaluates_on_held_out_train_rows_and_never_reads_the_test_spli
 def test_each_round_continues_from_the_last_rounds_model_unless_told_to_start_from_the_base(
     dataset_csv, base_model, tmp_path, monkeypatch, rounds, started_from
 ):
-    from st_contrastive.active import objectives
+    from st_contrastive.scale import round_training as objectives
 
     starts, train_round = [], objectives.train_round
 
@@ -859,8 +860,8 @@ def test_a_round_continues_from_the_last_once_it_trained_on_enough_rows_a_class(
 def test_a_warm_started_round_keeps_the_last_rounds_head_unless_told_to_start_it_anew(
     base_model, tmp_path, monkeypatch, head
 ):
-    from st_contrastive.active import objectives
     from st_contrastive.models.heads.label_classifier import LabelClassifier
+    from st_contrastive.scale import round_training as objectives
 
     loads = []
 
@@ -886,7 +887,7 @@ def test_a_warm_started_round_keeps_the_last_rounds_head_unless_told_to_start_it
 def test_refit_head_predicts_as_logistic_regression_on_the_trained_encoder(base_model, tmp_path):
     from sklearn.linear_model import LogisticRegression
 
-    from st_contrastive.active import objectives
+    from st_contrastive.scale import round_training as objectives
 
     texts = ["a dog runs", "stocks fell", "a cat sleeps", "markets drop", "birds sing", "prices rise"]
     labels, names = [0, 1, 0, 1, 0, 1], ["x", "y"]

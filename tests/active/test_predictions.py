@@ -4,9 +4,9 @@ import pytest
 from support_tickets import ARM
 
 from st_contrastive.active import ArmState
-from st_contrastive.active.objectives import RoundModel
 from st_contrastive.active.predictions import standing_labels, write_predictions
 from st_contrastive.data.table_file import read_rows
+from st_contrastive.scale.round_training import RoundModel
 
 
 def test_every_row_gets_the_models_label_and_probabilities_beside_the_given_one(human_run, tmp_path):

@@ -52,9 +52,10 @@ def test_supcon_on_snli_trains_a_head_that_beats_chance(tmp_path):
 
 
 def test_scale_active_learning_on_trec_learns_and_its_saved_head_predicts_what_was_scored(tmp_path):
-    from st_contrastive.active import ActiveLearningConfig, ArmState, RoundTraining, run_active_learning
+    from st_contrastive.active import ActiveLearningConfig, ArmState, run_active_learning
     from st_contrastive.data.text_classification import load_text_classification
     from st_contrastive.models import LabelClassifier
+    from st_contrastive.scale import RoundTraining
 
     config = ActiveLearningConfig(
         dataset="trec",

@@ -1,7 +1,7 @@
 """Every results table of the README and the docs pages names the command that made it, and its wall time.
 
-A table is a header row, a ``|---|`` separator and body rows (README.md and docs/*.md; not docs/results/, whose
-tables the scripts there write). A **results table** is one of measured figures: a body cell begins with a decimal
+A table is a header row, a ``|---|`` separator and body rows (README.md, docs/*.md and the reports of the lab,
+recipes/*/README.md; not the ``NAME.md`` files the scripts write). A **results table** is one of measured figures: a body cell begins with a decimal
 number (``86.72``, ``**87.29 ± 0.19**``, ``2.75 s``, ``22.9×``, ``+0.03``). Targets (``≤ 1.05``), settings
 (``128``, ``4,518 Wikipedia articles``) and option or reference tables have none, so they are not results; no table
 of the docs needs an exception to this rule.
@@ -16,7 +16,7 @@ options it does not take on to the command it runs, as its ``main`` does); ``pyt
 ``.venv/bin/python PATH ...`` must name a file of the repository (``python -m benchmarks`` the package,
 ``python -c CODE`` code that compiles); ``make TARGET`` a target of the Makefile. WALL TIME is what the page states
 for the command (on 2 cores), or ``wall time not recorded``. A marker with no table after it is stale. The tables
-themselves are not regenerated: that takes hours. Where the command is one script of docs/results/ that writes
+themselves are not regenerated: that takes hours. Where the command is one script of recipes/ that writes
 ``table.md`` beside itself (or into the folder its ``--out`` names), or ``NAME.md`` beside itself for its first
 argument NAME (a script of several tables), the page shows that table cell for cell.
 """
@@ -40,6 +40,10 @@ ROOT = Path(__file__).resolve().parents[2]
 MARKER = re.compile(r"^\s*<!--\s*results:(.*?)-->\s*$")
 MEASURED = re.compile(r"^[+\-−]?\d+\.\d+")  # a cell opening with a decimal number: 86.72, 25.79 ± 3.59, 2.75 s
 PYTHONS = ("python", "python3", ".venv/bin/python")
+# The scripts that print results tables: the lab's, and benchmarks/' for kept benchmark results (docs/results/ until
+# its last folder moves out).
+RUN_HERE = ("recipes/", "benchmarks/")
+SCRIPT_FOLDERS = (*RUN_HERE, "docs/results/")
 # The comparison commands parse their own options and pass the rest on to the command they run.
 PASSED_ON = {"declutr-ablation": "declutr", "chain": "declutr", "supcon-sweep": "supcon"}
 
@@ -187,7 +191,7 @@ def problems(table: Table) -> list[str]:
 
 
 def pages() -> dict[str, str]:
-    paths = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    paths = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "recipes").glob("*/README.md"))]
     return {path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8") for path in paths}
 
 
@@ -205,28 +209,32 @@ def test_each_results_table_names_its_command_and_wall_time(table):
     assert problems(table) == []
 
 
-def printed_table(table: Table) -> Path | None:
-    """The ``table.md`` a docs/results script writes beside itself (or into its ``--out``; ``NAME.md`` for a first
-    argument NAME), where the marker's one command is that script."""
+def printed_table(table: Table) -> Table | None:
+    """The table the marker's one command prints, where that command is a script of the lab: a script of recipes/
+    (or benchmarks/) is run here, its ``TABLES[NAME]()`` for a first argument NAME (``table`` for a script of one table), from the
+    results kept beside it; one of docs/results/ wrote it as ``table.md`` beside itself (or into its ``--out``;
+    ``NAME.md``). None for any other command, or a docs/results table never written."""
     argvs = commands(table.marker.partition(" | ")[0]) if table.marker else []
-    if (
-        len(argvs) != 1
-        or argvs[0][0] not in PYTHONS
-        or not argvs[0][1:2]
-        or not argvs[0][1].startswith("docs/results/")
-    ):
+    if len(argvs) != 1 or argvs[0][0] not in PYTHONS or not argvs[0][1:2] or not argvs[0][1].startswith(SCRIPT_FOLDERS):
         return None
     argv = argvs[0]
-    folder = argv[argv.index("--out") + 1] if "--out" in argv[:-1] else argv[1].rsplit("/", 1)[0]
     name = argv[2] if argv[2:3] and not argv[2].startswith("-") else "table"  # a script of several tables
+    if argv[1].startswith(RUN_HERE):
+        tables_of = getattr(script(argv[1]), "TABLES", {})
+        return one_table(tables_of[name](), argv[1]) if name in tables_of else None
+    folder = argv[argv.index("--out") + 1] if "--out" in argv[:-1] else argv[1].rsplit("/", 1)[0]
     written = ROOT / folder / f"{name}.md"
-    return written if written.is_file() else None
+    return one_table(written.read_text(encoding="utf-8"), f"{folder}/{name}.md") if written.is_file() else None
+
+
+def one_table(text: str, path: str) -> Table:
+    (found,) = tables(text, path)
+    return found
 
 
 def printed_difference(table: Table) -> str | None:
     """The first row where the page's table is not the one its script printed, as FILE:LINE; None when equal."""
-    path = printed_table(table)
-    (printed,) = tables(path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix())
+    printed = printed_table(table)
     page = [cells(table.header), *table.rows]
     for number, (shown, written) in enumerate(zip(page, [cells(printed.header), *printed.rows])):
         if shown != written:
@@ -245,7 +253,7 @@ def test_the_rule_finds_the_tables_that_scripts_print():
 
 
 def test_no_results_table_is_transcribed():
-    """Each results table is printed by a docs/results script, none copied by hand into its page."""
+    """Each results table is printed by a script of the lab, none copied by hand into its page."""
     assert [f"{table.path}:{table.line}" for table in RESULTS if not printed_table(table)] == []
 
 
@@ -365,7 +373,7 @@ def test_a_marker_that_no_table_follows_is_stale():
 
 
 def script(path: str):
-    """A docs/results script as a module, imported from its file (the folders are not packages)."""
+    """A script of the lab as a module, imported from its file (the folders are not packages)."""
     spec = importlib.util.spec_from_file_location(Path(path).parent.name.replace("-", "_"), ROOT / path)
     if spec.name in sys.modules:
         return sys.modules[spec.name]
@@ -375,27 +383,28 @@ def script(path: str):
     return module
 
 
-# Scripts that print their tables from results kept beside them (or in docs/results/al-*): nothing trains here. A
-# table of theirs that was never printed (no NAME.md: its runs are still to be made) is on no page, and is left out.
+# Folders (from the repository root) whose scripts print their tables from results kept beside them: nothing trains
+# here. A table of theirs that was never printed (no NAME.md: its runs are still to be made) is on no page, and is
+# left out.
 KEPT = [
-    "active-tables",
-    "bench",
-    "cached-memory-rows",
-    "declutr-mlm-base-long",
-    "declutr-variants",
-    "gpu-h200",
-    "mlm-bases",
-    "multiview-before",
-    "multiview-claims",
-    "multiview-wv-curve",
-    "supcon-minilm",
-    "unsupervised",
+    "docs/results/active-tables",
+    "docs/results/bench",
+    "docs/results/cached-memory-rows",
+    "docs/results/declutr-mlm-base-long",
+    "docs/results/declutr-variants",
+    "docs/results/gpu-h200",
+    "docs/results/mlm-bases",
+    "docs/results/multiview-before",
+    "docs/results/multiview-claims",
+    "docs/results/multiview-wv-curve",
+    "docs/results/supcon-minilm",
+    "docs/results/unsupervised",
 ]
 KEPT_TABLES = [
     (folder, name)
     for folder in KEPT
-    for name in script(f"docs/results/{folder}/reproduce.py").TABLES
-    if (ROOT / "docs/results" / folder / f"{name}.md").is_file()
+    for name in script(f"{folder}/reproduce.py").TABLES
+    if (ROOT / folder / f"{name}.md").is_file()
 ]
 
 
@@ -403,8 +412,8 @@ KEPT_TABLES = [
 def test_each_kept_table_is_what_its_script_prints_from_the_kept_results(folder, name):
     """NAME.md is what the script prints now from the kept results, so a change of the script that moves a figure
     or a row shows here, not only when someone reruns it."""
-    written = (ROOT / "docs/results" / folder / f"{name}.md").read_text(encoding="utf-8")
-    assert script(f"docs/results/{folder}/reproduce.py").TABLES[name]() + "\n" == written
+    written = (ROOT / folder / f"{name}.md").read_text(encoding="utf-8")
+    assert script(f"{folder}/reproduce.py").TABLES[name]() + "\n" == written
 
 
 def test_the_kept_tables_are_found():
@@ -430,8 +439,8 @@ def test_each_kept_run_is_what_its_command_makes(run):
     arms it adds, and a default that moves on shows here rather than when someone reruns a table."""
     import json
 
+    from st_contrastive.active.settings import ActiveLearningConfig, only_adds_arms
     from st_contrastive.commands import active
-    from st_contrastive.config.active_learning import ActiveLearningConfig, only_adds_arms
 
     command, *arguments = ACTIVE.RUNS[run]
     assert command == "active"

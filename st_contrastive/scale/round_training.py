@@ -23,7 +23,7 @@ from sentence_transformers.sentence_transformer.modules import Normalize
 from sentence_transformers.util import batch_to_device
 
 from st_contrastive.arguments import ArgumentError
-from st_contrastive.config.active_learning import OBJECTIVES, RoundTraining
+from st_contrastive.config.scale import OBJECTIVES, RoundTraining
 from st_contrastive.models.heads.label_classifier import LabelClassifier
 
 

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from st_contrastive.active import ACQUISITIONS, PoolModel, acquire
+from st_contrastive.scale import ACQUISITIONS, PoolModel, acquire
 
 # Rows: A ties its two best classes; B is the most spread out; C is sure; D leans to one class.
 PROBA = np.array([[0.5, 0.5, 0.0], [0.4, 0.3, 0.3], [0.9, 0.05, 0.05], [0.6, 0.4, 0.0]])

@@ -3,10 +3,10 @@
 import pytest
 import torch
 
-from st_contrastive.active import objectives
-from st_contrastive.active.objectives import load_encoder, train_round
-from st_contrastive.config.active_learning import RoundTraining
+from st_contrastive.config.scale import RoundTraining
 from st_contrastive.losses import scale
+from st_contrastive.scale import round_training as objectives
+from st_contrastive.scale.round_training import load_encoder, train_round
 
 TEXTS = ["Who wrote Hamlet ?", "Where is Lima ?", "Who painted it ?", "Where is Rome ?"]
 LABELS = [0, 1, 0, 1]

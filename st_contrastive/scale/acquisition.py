@@ -20,17 +20,15 @@ from typing import Any
 import numpy as np
 
 from st_contrastive.arguments import ArgumentError
-from st_contrastive.config.active_learning import ACQUISITIONS
+from st_contrastive.config.scale import ACQUISITIONS
 from st_contrastive.extras import require_extra
-
-query_strategies = require_extra("small_text.query_strategies", "active")
 
 
 @dataclass
 class PoolModel:
     """A round's model seen by small-text: class probabilities and embeddings of pool rows, by row id.
 
-    ``model`` is the round's model (:class:`~st_contrastive.active.objectives.RoundModel` or the SetFit one):
+    ``model`` is the round's model (:class:`~st_contrastive.scale.round_training.RoundModel` or the SetFit one):
     ``embed(texts)``, ``proba_of(embeddings)``, and ``proba(texts, dropout_samples)`` for MC dropout.
     """
 
@@ -58,8 +56,14 @@ class Acquired:
     scores: list[float] | None
 
 
+def small_text_strategies():
+    """small-text's query strategies, imported when an acquisition needs them: the plugin imports without the extra."""
+    return require_extra("small_text.query_strategies", "active")
+
+
 def strategy(name: str, bald_samples: int = 10):
     """small-text's query strategy for ``name`` (not ``random``, which is :func:`random_ids`)."""
+    query_strategies = small_text_strategies()
     if name == "entropy":
         return query_strategies.PredictionEntropy()
     if name == "least-confidence":
@@ -137,7 +141,7 @@ def acquire(
     query = strategy(name, bald_samples)
     unlabelled = np.asarray(unlabelled, dtype=np.int64)
     labelled = np.asarray(labelled, dtype=np.int64)
-    if isinstance(query, query_strategies.EmbeddingBasedQueryStrategy):
+    if isinstance(query, small_text_strategies().EmbeddingBasedQueryStrategy):
         rows = np.concatenate([unlabelled, labelled])  # coreset needs the labelled rows' embeddings too
         with numpy_global_seed(seed):
             positions = query.query(
