@@ -19,7 +19,7 @@ from pathlib import Path
 
 from sentence_transformers import SentenceTransformer
 
-from st_contrastive.data import DeCLUTRDataCollator, SpanSampler, load_corpus, prepare_declutr_dataset
+from st_contrastive.data import DeCLUTRDataCollator, SpanSampler, load_corpus, longest_span, prepare_declutr_dataset
 from st_contrastive.default_model import default_model
 from st_contrastive.evaluation import evaluate_model
 from st_contrastive.losses import DeCLUTRLoss
@@ -53,8 +53,8 @@ logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name
 output = Path(args.output)
 
 model = SentenceTransformer(args.model or default_model())
-# ℓmax must leave room for the special tokens the model adds ([CLS] and [SEP]: 254 tokens for all-MiniLM-L6-v2).
-max_span_length = min(args.max_span_length, model.max_seq_length - model.tokenizer.num_special_tokens_to_add())
+# ℓmax, the longest span, must leave room for the special tokens the model adds ([CLS] and [SEP]).
+max_span_length = min(args.max_span_length, longest_span(model)[0])
 sampler = SpanSampler(
     num_anchors=NUM_ANCHORS,
     num_positives=NUM_POSITIVES,

@@ -260,7 +260,7 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     from sentence_transformers import SentenceTransformer
 
     from st_contrastive.data import DeCLUTRDataCollator, load_corpus, prepare_declutr_dataset
-    from st_contrastive.data.declutr_collator import input_token_limit, special_token_template
+    from st_contrastive.data.declutr_collator import longest_span
     from st_contrastive.default_model import default_model
     from st_contrastive.distributed import is_distributed
     from st_contrastive.losses import CachedDeCLUTRLoss, DeCLUTRLoss
@@ -281,15 +281,13 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
         )
         checks.done()
         clear_for_overwrite(output, config.training.overwrite)
-    limit, why = input_token_limit(model)
-    specials = sum(map(len, special_token_template(model.tokenizer)))
-    max_length = min(config.max_span_length, limit - specials)
+    fits, why = longest_span(model)
+    max_length = min(config.max_span_length, fits)
     if max_length < config.max_span_length:
         logger.warning(
-            "--max-span-length %d lowered to %d: with %d special tokens that is what the model takes (%s)%s",
+            "--max-span-length %d lowered to %d: that is what the model takes (%s)%s",
             config.max_span_length,
             max_length,
-            specials,
             why,
             f"; --min-span-length {config.min_span_length} lowered with it"
             if max_length < config.min_span_length

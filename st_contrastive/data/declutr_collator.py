@@ -157,6 +157,15 @@ def input_token_limit(model) -> tuple[int, str]:
     return min(limits) if limits else (10**9, "no limit found")
 
 
+def longest_span(model) -> tuple[int, str]:
+    """The most tokens a span may have in ``model``, once the special tokens its tokenizer adds around each input are
+    counted (:func:`input_token_limit` less :func:`special_token_template`), and why. The commands and the recipes fit
+    their span lengths to a model with it."""
+    limit, why = input_token_limit(model)
+    specials = sum(map(len, special_token_template(model.tokenizer)))
+    return limit - specials, f"{why}, less {specials} special tokens"
+
+
 def special_token_template(tokenizer) -> tuple[list[int], list[int]]:
     """The special tokens the tokenizer puts before and after one sequence (e.g. [CLS] … [SEP], <s> … </s>)."""
     plain = tokenizer("a", add_special_tokens=False)["input_ids"]

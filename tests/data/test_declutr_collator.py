@@ -111,3 +111,16 @@ def test_bad_corpus_and_tokenizer_are_named(tmp_path, tiny_model):
     tiny_model.tokenizer.pad_token = None
     with pytest.raises(ValueError, match="has no pad token"):
         DeCLUTRDataCollator(tiny_model.tokenizer)
+
+
+def test_longest_span_leaves_room_for_the_special_tokens(tiny_model):
+    """The one rule the command and the recipe fit span lengths with: the model's input limit less [CLS] and [SEP]."""
+    from st_contrastive.data import longest_span
+
+    tiny_model[0].max_seq_length = 40
+    assert tiny_model.tokenizer("a")["input_ids"][0] == tiny_model.tokenizer.cls_token_id
+    fits, why = longest_span(tiny_model)
+    assert fits == 38 and why == "max_seq_length 40, less 2 special tokens"
+    positions = tiny_model[0].auto_model.embeddings.position_embeddings.num_embeddings
+    tiny_model[0].max_seq_length = positions + 100  # the position embeddings are the tighter limit then
+    assert longest_span(tiny_model)[0] == positions - 2
