@@ -401,7 +401,8 @@ def test_sentence_transformers_methods_train_for_the_same_seconds_at_their_own_s
             *("--eval-tasks", "stsb-dev", "--eval-max-rows", "100"),
             *("--variants", "contrastive-only", "simcse", "tsdae", "ct"),
             *("--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "30"),
-            *("--max-seconds", "3", "--max-steps", "100000", "--batch-size", "2"),
+            # No warm-up: the first step has the full learning rate, so even one step moves the weights (below).
+            *("--max-seconds", "3", "--max-steps", "100000", "--batch-size", "2", "--warmup-ratio", "0"),
             *("--max-span-length", "32", "--min-span-length", "8"),
         ]
     )
@@ -414,5 +415,9 @@ def test_sentence_transformers_methods_train_for_the_same_seconds_at_their_own_s
         # Time stopped each (not the step cap), after the step that crossed 3 s.
         assert trained["seconds"] >= 3 and 0 < trained["steps"] < 100000, (name, trained)
         assert trained["rows"] == trained["steps"] * trained["batch_size"]
-    assert summary["scores"]["tsdae"]["stsb-dev"] != summary["scores"]["base (mean pooling)"]["stsb-dev"]
-    assert summary["scores"]["ct"]["stsb-dev"] != summary["scores"]["base (mean pooling)"]["stsb-dev"]
+    # Each trained its encoder: the saved weights moved from the base's. (Not the scores: a loaded machine fits few
+    # steps in 3 s, and a few small steps of a tiny model can leave 100 pairs' Spearman ranks as they were.)
+    base = SentenceTransformer(tiny_mlm_dir).state_dict()
+    for name in ("simcse", "tsdae", "ct"):
+        trained = SentenceTransformer(str(tmp_path / "timed" / name)).state_dict()
+        assert any(not torch.equal(trained[key], base[key]) for key in base if key in trained), name
