@@ -17,6 +17,7 @@ from st_contrastive.config.objectives import GradCache, NLISupConObjective, SupC
 from st_contrastive.losses.contrastive_core import Similarity
 from st_contrastive.losses.loss_components import refuse_layer_modifiers
 from st_contrastive.losses.nli_supcon import NLISupConLoss
+from st_contrastive.losses.pooled_embedding import before_final_normalize
 from st_contrastive.losses.supcon import SupConLoss
 from st_contrastive.models.heads.nli_classifier import NLIClassifier
 
@@ -121,7 +122,8 @@ class CachedNLISupConLoss(CachedLossMixin, NLISupConLoss):
         GradCache); the head's parameters get their gradients there, the encoder's in the re-embedding pass.
 
         Args:
-            model (SentenceTransformer): The model to train, best Transformer + Pooling (see :class:`NLISupConLoss`).
+            model (SentenceTransformer): The model to train; a final ``Normalize`` is passed by as in
+                :class:`NLISupConLoss`.
             classifier (NLIClassifier | None): The softmax head; default a new one over SNLI's three labels.
             supcon_weight (float): λ in [0, 1]. Defaults to 0.3.
             temperature (float): τ of SupCon. Defaults to 1.0.
@@ -167,7 +169,6 @@ class CachedNLISupConLoss(CachedLossMixin, NLISupConLoss):
                 from st_contrastive.training import ContrastiveTrainer
 
                 model = SentenceTransformer("sentence-transformers/all-MiniLM-L6-v2")
-                model = SentenceTransformer(modules=list(model)[:-1])  # Transformer + Pooling: no Normalize
                 train_dataset = Dataset.from_dict({
                     "premise": ["A dog runs.", "A dog runs.", "A man cooks.", "A man cooks."],
                     "hypothesis": ["An animal moves.", "A cat sleeps.", "Someone makes food.", "A woman swims."],
@@ -204,6 +205,11 @@ class CachedNLISupConLoss(CachedLossMixin, NLISupConLoss):
             return NLISupConLoss.forward(self, sentence_features, labels)
         self._groups = self.premise_groups_of(sentence_features, text_group, labels)
         return self.forward_cached(sentence_features, labels)
+
+    def embed_minibatch(self, *args, **kwargs):
+        # Both GradCache passes embed here, the second inside the backward pass, after forward has returned.
+        with before_final_normalize(self.model):
+            return super().embed_minibatch(*args, **kwargs)
 
     def calculate_loss(self, reps, labels=None, *, with_backward: bool = False) -> torch.Tensor:
         premises, hypotheses = (torch.cat(column) for column in reps)

@@ -11,7 +11,6 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
-from sentence_transformers.sentence_transformer.modules import Normalize
 from torch import nn
 
 from st_contrastive.arguments import seed as seed_rule
@@ -25,6 +24,7 @@ from st_contrastive.losses.contrastive_core import (
 )
 from st_contrastive.losses.length_groups import LengthGroups, checked_groups
 from st_contrastive.losses.loss_components import LossComponents, at_an_earlier_layer, once_per_batch
+from st_contrastive.losses.pooled_embedding import before_final_normalize, final_normalize
 from st_contrastive.models.heads.nli_classifier import NLIClassifier
 
 logger = logging.getLogger(__name__)
@@ -58,8 +58,10 @@ class NLISupConLoss(nn.Module):
         ST's ``LabelAccuracyEvaluator`` works.
 
         Args:
-            model (SentenceTransformer): The model to train, best Transformer + Pooling: a final ``Normalize``
-                makes the head's features unit-scale and CE distorts the space (a warning says so).
+            model (SentenceTransformer): The model to train. When it ends in ``Normalize`` (a sentence encoder
+                such as all-MiniLM-L6-v2), the head and SupCon read the pooled embedding before it (unit-norm
+                features leave the head nothing to fit, and CE would reshape the space); the model keeps its
+                ``Normalize``, so it encodes as before.
             classifier (NLIClassifier | None): The softmax head; default a new one over SNLI's three labels.
             supcon_weight (float): λ in [0, 1]; 0 is CE only, 1 SupCon only. Defaults to 0.3 (the paper's best
                 on STS).
@@ -118,7 +120,6 @@ class NLISupConLoss(nn.Module):
                 from st_contrastive.training import ContrastiveTrainer
 
                 model = SentenceTransformer("sentence-transformers/all-MiniLM-L6-v2")
-                model = SentenceTransformer(modules=list(model)[:-1])  # Transformer + Pooling: no Normalize
                 train_dataset = Dataset.from_dict({
                     "premise": ["A dog runs.", "A dog runs.", "A man cooks.", "A man cooks."],
                     "hypothesis": ["An animal moves.", "A cat sleeps.", "Someone makes food.", "A woman swims."],
@@ -146,13 +147,10 @@ class NLISupConLoss(nn.Module):
         self.gather_across_devices = gather_across_devices
         self.seed = seed
         self.length_groups = checked_groups(length_groups)
-        if isinstance(model[-1], Normalize):
-            # Unit-norm (u, v, |u−v|) features start the head's logits near zero; CE then reshapes the whole space
-            # (docs/supcon.md measures it on all-MiniLM-L6-v2 with and without its Normalize).
-            logger.warning(
-                "The model ends in Normalize: the softmax head sees unit-norm embeddings and CE training "
-                "distorts the space. Train Transformer + Pooling (the paper's setup): "
-                "SentenceTransformer(modules=list(model)[:-1]); cosine similarities are the same."
+        if final_normalize(model) is not None:
+            logger.info(
+                "The model ends in Normalize: the softmax head and SupCon read the pooled embedding before it; the "
+                "model keeps its Normalize and encodes unit vectors as before."
             )
         self.generator = torch.Generator().manual_seed(seed)
         self.anchors_seen = 0
@@ -169,7 +167,8 @@ class NLISupConLoss(nn.Module):
         # The columns in length groups, made once per batch (modifiers call the loss again per layer or size).
         sentence_features, text_group, columns = once_per_batch(self, batch, lambda: self._grouped_inputs(batch))
         groups = None if labels is None else self._premise_groups_once(batch, sentence_features, text_group, labels)
-        (premises, hypotheses), _, _ = columns.embed(self.model)
+        with before_final_normalize(self.model):
+            (premises, hypotheses), _, _ = columns.embed(self.model)
         if labels is None:
             return [premises, hypotheses], self.classifier(premises, hypotheses)
         return self.terms(premises, hypotheses, groups, labels)

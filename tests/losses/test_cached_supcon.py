@@ -30,8 +30,14 @@ def _assert_same(cached, reference, features, labels):
         torch.testing.assert_close(grads[name], grad, **TOLERANCE, msg=name)
 
 
-@pytest.mark.parametrize("mini_batch_size", [1, 5, 100])
-def test_cached_nli_supcon_equals_uncached(tiny_model, mini_batch_size):
+@pytest.mark.parametrize(("mini_batch_size", "normalized"), [(1, False), (5, False), (100, False), (5, True)])
+def test_cached_nli_supcon_equals_uncached(tiny_model, mini_batch_size, normalized):
+    """Also for a model that ends in Normalize, which both pass by in both GradCache passes."""
+    if normalized:
+        from sentence_transformers import SentenceTransformer
+        from sentence_transformers.sentence_transformer.modules import Normalize
+
+        tiny_model = SentenceTransformer(modules=[*tiny_model, Normalize()], device="cpu")
     tiny_model.eval()
     rows = load_nli("snli-dev", max_rows=18).to_list()
     batch = PremiseGroupDataCollator(tiny_model.preprocess)(rows)

@@ -134,16 +134,51 @@ def test_groups_from_premise_tokens(tiny_model):
     assert premise_groups(features[0]["input_ids"]).tolist() in ([0, 0, 0, 1, 1], [1, 1, 1, 0, 0])
 
 
-def test_normalized_model_is_warned_about(tiny_model, caplog):
+def test_a_normalized_model_trains_its_head_on_the_pooled_embedding(tiny_model, tmp_path):
+    """A model that ends in Normalize (as all-MiniLM-L6-v2 does) gives the head and SupCon the embedding its Pooling
+    made: the loss equals the loss of the same weights without the Normalize, term for term, and differs from the
+    loss of unit vectors. Outside the loss the model still normalises, and the checkpoint it saves keeps its
+    modules and encodes unit vectors."""
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Normalize
 
-    with caplog.at_level("WARNING"):
-        NLISupConLoss(tiny_model)
-    assert "Normalize" not in caplog.text
-    with caplog.at_level("WARNING"):
-        NLISupConLoss(SentenceTransformer(modules=[*tiny_model, Normalize()], device="cpu"))
-    assert "ends in Normalize" in caplog.text
+    normalized = SentenceTransformer(modules=[*tiny_model, Normalize()], device="cpu")
+    features = nli_features(tiny_model, ROWS)
+    labels = torch.tensor([row[2] for row in ROWS])
+    torch.manual_seed(0)
+    loss = NLISupConLoss(normalized, supcon_weight=0.5, similarity="dot")
+    pooled = NLISupConLoss(tiny_model, classifier=loss.classifier, supcon_weight=0.5, similarity="dot")
+    seen = []
+    loss.classifier.register_forward_pre_hook(lambda head, args: seen.append(args[0].detach()))
+    terms = loss([dict(f) for f in features], labels)
+    expected = pooled([dict(f) for f in features], labels)
+    assert terms.keys() == expected.keys() == {"cross_entropy", "supcon"}
+    for name in terms:
+        torch.testing.assert_close(terms[name], expected[name])
+    norms = seen[0].norm(dim=-1)
+    assert not torch.allclose(norms, torch.ones_like(norms))  # the head read pooled, unnormalised embeddings
+    unit = SentenceTransformer(modules=[*tiny_model, Normalize(), Normalize()], device="cpu")  # a Normalize stays
+    unit_terms = NLISupConLoss(unit, classifier=loss.classifier, supcon_weight=0.5, similarity="dot")(
+        [dict(f) for f in features], labels
+    )
+    assert not torch.allclose(unit_terms["cross_entropy"], terms["cross_entropy"])
+    embedding = normalized(dict(features[0]))["sentence_embedding"]
+    torch.testing.assert_close(embedding.norm(dim=-1), torch.ones(len(ROWS)))  # the hooks are gone
+
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path / "checkpoints"),
+        max_steps=2,
+        per_device_train_batch_size=6,
+        report_to=[],
+        batch_sampler=PremiseGroupBatchSampler,
+    )
+    dataset = load_nli("snli-dev", max_rows=12)
+    ContrastiveTrainer(model=normalized, args=args, train_dataset=dataset, loss=loss).train()
+    normalized.save(str(tmp_path / "saved"))
+    saved = SentenceTransformer(str(tmp_path / "saved"), device="cpu")
+    assert [type(module).__name__ for module in saved] == ["Transformer", "Pooling", "Normalize"]
+    vectors = saved.encode(["A dog runs.", "Someone makes food."], convert_to_tensor=True)
+    torch.testing.assert_close(vectors.norm(dim=-1), torch.ones(2))
 
 
 def test_no_positive_gives_zero_with_warning(tiny_model, caplog):
