@@ -158,3 +158,19 @@ def format_comparison(before: dict[str, dict], after: dict[str, dict]) -> str:
         change = f"{round(new, 2) - round(old, 2):>+9.2f}" if old is not None else ""
         lines.append(f"{name:<14}{old_text}{new:>9.2f}{change}")
     return "\n".join(lines)
+
+
+def verdict(before: dict[str, dict], after: dict[str, dict], advice: str) -> dict:
+    """Whether a trained model is below its base on every task both were scored on, the change of each (x 100), and
+    ``advice`` (what to try) when it is."""
+    changes = {name: main_score(after[name]) - main_score(before[name]) for name in after if name in before}
+    worse = bool(changes) and all(change < 0 for change in changes.values())
+    return {"below_base_on_every_task": worse, "changes": changes, "advice": advice if worse else None}
+
+
+def verdict_line(found: dict) -> str | None:
+    """The line that ends a run whose model is worse than its base on every task (:func:`verdict`); None otherwise."""
+    if not found["below_base_on_every_task"]:
+        return None
+    changes = ", ".join(f"{name} {change:+.2f}" for name, change in found["changes"].items())
+    return f"Worse than the base on every task scored ({changes}). {found['advice']}"

@@ -341,11 +341,10 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
             "documents_used": len(dataset),
             "documents_skipped": len(documents) - len(dataset),
         },
+        reading=reading(sentence_encoder, config.dataset),
         mlm_head_warmup=head_warmup.summary() if head_warmup else None,
         base_is_sentence_encoder=sentence_encoder,
     )
-    if results["after"]:
-        print(reading(sentence_encoder, config.dataset))
     return results
 
 

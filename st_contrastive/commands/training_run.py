@@ -18,6 +18,20 @@ from st_contrastive.commands.run_folder import record_settings
 logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2 (default-model extra)"  # what results.json names when --model is not given
+# What to try when a method's model ends below its base on every task it was scored on.
+WORSE_THAN_BASE = {
+    "declutr": "DeCLUTR adapts an encoder to the text of its documents, and on an encoder already trained on pairs "
+    "that can cost general STS: score it on your own task, or train fewer steps (--max-steps) at a lower "
+    "--learning-rate.",
+    "simcse": "SimCSE's dropout views teach an encoder already trained on pairs little and can cost STS: train fewer "
+    "steps (--max-steps) at a lower --learning-rate, or start from an MLM-only base.",
+    "tsdae": "TSDAE trains the embedding to rebuild its sentence, not to rank similar ones, and on an encoder already "
+    "trained on pairs it costs STS: start it from an MLM-only base, or use declutr or simcse on this encoder.",
+    "ct": "CT on an encoder already trained on pairs can cost STS: train fewer steps (--max-steps) at a lower "
+    "--learning-rate, or start from an MLM-only base.",
+    "supcon-nli": "SupCon + CE reshaped the space for NLI's three classes: train fewer steps (--max-steps) at a lower "
+    "--learning-rate, or raise --supcon-weight (less cross-entropy).",
+}
 
 
 def dev_curve_evaluator(config):
@@ -126,13 +140,16 @@ def write_trained_run(
     before: dict,
     config_details: dict,
     train_details: dict | None = None,
+    reading: str | None = None,
     **details,
 ) -> dict:
     """Save the model into ``output``, evaluate it on ``config.eval_tasks``, write ``results.json`` (the method,
-    settings, training summary, ``details``, scores before and after) with the model card, and publish it where
-    ``--push-to-hub`` says. Returns the results."""
+    settings, training summary, ``details``, scores before and after, and the verdict: whether the model is below
+    its base on every task) with the model card, and publish it where ``--push-to-hub`` says. Prints the before and
+    after table, then ``reading`` (how to read it), then one line when the model is worse than its base on every
+    task. Returns the results."""
     from st_contrastive.config.evaluation import averages
-    from st_contrastive.reporting import write_run_results
+    from st_contrastive.reporting import verdict, verdict_line, write_run_results
 
     model.save(str(output))
     after = scores_by_dimension(model, config) if config.eval_tasks else {}
@@ -151,6 +168,10 @@ def write_trained_run(
     }
     if by_dimension["after"]:  # --matryoshka-dims: the same tasks with the embeddings truncated to each size
         results["by_dimension"] = by_dimension
+    results["verdict"] = verdict(before, after, WORSE_THAN_BASE[method])
     results = write_run_results(output, results, run)
     publish(output, config.push_to_hub)
+    for line in (reading if after else None, verdict_line(results["verdict"])):
+        if line:
+            print(line)
     return results

@@ -112,3 +112,29 @@ def test_multiview_results_name_the_checkpoint_folder(tmp_path, parsed_books):
     recorded = json.loads((tmp_path / "run" / "results.json").read_text())["config"]["training"]["output_dir"]
     assert recorded == str(tmp_path / "run" / "checkpoints")
     assert (Path(recorded) / "checkpoint-2" / "trainer_state.json").exists()
+
+
+def test_a_run_worse_than_its_base_on_every_task_ends_with_the_verdict(tmp_path, capsys):
+    """all-MiniLM-L6-v2 trained on purpose at a learning rate that wrecks it: the run ends with one line that says
+    by how much it lost on each task and what to try, and results.json records the same verdict."""
+    from st_contrastive.commands.simcse import main
+    from st_contrastive.default_model import default_model
+
+    output = tmp_path / "wrecked"
+    main(
+        [
+            *("--model", default_model(), "--dataset", str(data_file("corpus/docs.jsonl.gz")), "--max-rows", "2"),
+            *("--batch-size", "4", "--max-steps", "3", "--learning-rate", "0.01", "--warmup-ratio", "0"),
+            *("--eval-tasks", "stsb-dev", "sick-dev", "--eval-max-rows", "100", "--output", str(output)),
+        ]
+    )
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    found = json.loads((output / "results.json").read_text())["verdict"]
+    assert found["below_base_on_every_task"] and set(found["changes"]) == {"stsb-dev", "sick-dev"}
+    assert all(change < -1 for change in found["changes"].values())
+    stsb, sick = found["changes"]["stsb-dev"], found["changes"]["sick-dev"]
+    assert last == (
+        f"Worse than the base on every task scored (stsb-dev {stsb:+.2f}, sick-dev {sick:+.2f}). SimCSE's dropout "
+        "views teach an encoder already trained on pairs little and can cost STS: train fewer steps (--max-steps) "
+        "at a lower --learning-rate, or start from an MLM-only base."
+    )
