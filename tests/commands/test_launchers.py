@@ -24,9 +24,11 @@ BIN = Path(sys.executable).parent
 
 
 def _launch(launcher: list[str], recipe: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
+    """The ``st-contrastive`` entry point under ``launcher``, as docs/multi-gpu.md launches it (``--no_python``: the
+    launcher runs the installed script itself)."""
     env = os.environ | {"HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
     return subprocess.run(
-        [*launcher, "-m", "st_contrastive.commands.cli", *recipe],
+        [*launcher, "--no_python", str(BIN / "st-contrastive"), *recipe],
         cwd=tmp_path,
         env=env,
         capture_output=True,

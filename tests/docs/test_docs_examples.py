@@ -86,11 +86,11 @@ def tiny_masked_lm(folder: Path, tokenizer_source: Path) -> Path:
 
 
 def cap_python_examples(patch: pytest.MonkeyPatch) -> None:
-    """The caps of the command lines, where a Python block meets them: trainer steps and batch, corpus and NLI
-    rows, evaluation rows."""
+    """The caps of the command lines, where a Python block meets them: trainer steps and batch, corpus documents
+    (read or parsed) and NLI rows, evaluation rows."""
     from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
 
-    from st_contrastive import data, evaluation
+    from st_contrastive import data, evaluation, parsing
 
     init = SentenceTransformerTrainingArguments.__init__
 
@@ -103,6 +103,7 @@ def cap_python_examples(patch: pytest.MonkeyPatch) -> None:
     for name, option in (("load_corpus", "limit"), ("load_documents", "limit"), ("load_nli", "max_rows")):
         patch.setattr(data, name, capped(getattr(data, name), option, DOCUMENTS_CAP if option == "limit" else 64))
     patch.setattr(evaluation, "evaluate_model", capped(evaluation.evaluate_model, "max_rows", ROWS_CAP))
+    patch.setattr(parsing, "parse_corpus", capped(parsing.parse_corpus, "limit_documents", DOCUMENTS_CAP))
 
 
 def capped(function, option: str, cap: int):
@@ -171,13 +172,13 @@ def run_command(argv: list[str], tier) -> None:
         from torch.distributed.run import get_args_parser
 
         launch = get_args_parser().parse_args(argv[1:])
-        assert launch.module and launch.training_script == "st_contrastive.commands.cli", argv
+        assert launch.no_python and launch.training_script == "st-contrastive", argv  # the entry point itself
         return run_cli(launch.training_script_args, tier)
     if argv[:2] == ["accelerate", "launch"]:
         from accelerate.commands.launch import launch_command_parser
 
         launch = launch_command_parser().parse_args(argv[2:])
-        assert launch.module and launch.training_script == "st_contrastive.commands.cli", argv
+        assert launch.no_python and launch.training_script == "st-contrastive", argv
         return run_cli(launch.training_script_args, tier)
     if argv[:2] == ["python", "-c"]:
         return exec(argv[2], {"__name__": "__main__"})  # noqa: S102
