@@ -125,6 +125,18 @@ def base_model(tiny_model, tmp_path) -> str:
     return str(path)
 
 
+@pytest.fixture()
+def short_rounds():
+    """Rounds of at least 2 steps instead of the fixed 10 (``config.scale.MIN_STEPS``): a test's rounds on a handful
+    of rows train their epochs alone, as before the floor became fixed; the same code, fewer steps. A patch of its
+    own, which a test's ``monkeypatch.undo()`` leaves in place."""
+    from st_contrastive.config import scale
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(scale, "MIN_STEPS", 2)
+        yield
+
+
 @pytest.fixture(scope="session")
 def human_run(tmp_path_factory, tiny_mlm_dir) -> str:
     """A support-ticket run of `active --oracle human` whose round 1 waits for labels (support_tickets.py); tests

@@ -80,7 +80,6 @@ CAPS: dict[str, dict[str, int]] = {
         "--test-size": 40,
         "--epochs": 1,
         "--from-base-epochs": 1,
-        "--min-steps": 2,
         "--min-steps-per-class": 0,
     },
     "evaluate": {"--eval-max-rows": 40},
@@ -103,7 +102,6 @@ CAPS: dict[str, dict[str, int]] = {
         "--budget": 0.01,
         "--test-size": 40,
         "--epochs": 1,
-        "--min-steps": 2,
     },
 }
 # Options whose cap stands only when the command already gives them (appending them would change what it does).

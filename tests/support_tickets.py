@@ -74,41 +74,45 @@ ARM = "arms/ce-kmeans-seed0"  # the one arm of a human-oracle run with --objecti
 def start_human_run(folder, model, held_out: bool = True) -> str:
     """`active --oracle human` with ``model`` (a tiny one) on a file with 2 labelled tickets per class and a test
     split (unless not ``held_out``): round 0 trains on the 6 given labels and queries 3 of the 12 unlabelled ones
-    (rounds of 6, 9, 12 labels). Returns the run folder, ``folder/run``."""
+    (rounds of 6, 9, 12 labels), each one epoch long (at least 2 steps, as with the ``short_rounds`` fixture).
+    Returns the run folder, ``folder/run``."""
+    import pytest
+
     from st_contrastive.commands.cli import main as cli_main
+    from st_contrastive.config import scale
 
     model.save(str(folder / "base"))
     write_support_csv(folder / "tickets.csv", labelled_per_class=2, held_out=held_out)
     output = folder / "run"
-    cli_main(
-        [
-            "active",
-            "--dataset",
-            str(folder / "tickets.csv"),
-            "--model",
-            str(folder / "base"),
-            "--objective",
-            "ce",
-            "--oracle",
-            "human",
-            "--step",
-            "0.25",
-            "--budget",
-            "0.5",
-            "--epochs",
-            "1",
-            "--from-base-epochs",
-            "1",
-            "--min-steps",
-            "2",
-            "--min-steps-per-class",
-            "0",
-            "--batch-size",
-            "4",
-            "--output",
-            str(output),
-        ]
-    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(scale, "MIN_STEPS", 2)
+        cli_main(
+            [
+                "active",
+                "--dataset",
+                str(folder / "tickets.csv"),
+                "--model",
+                str(folder / "base"),
+                "--objective",
+                "ce",
+                "--oracle",
+                "human",
+                "--step",
+                "0.25",
+                "--budget",
+                "0.5",
+                "--epochs",
+                "1",
+                "--from-base-epochs",
+                "1",
+                "--min-steps-per-class",
+                "0",
+                "--batch-size",
+                "4",
+                "--output",
+                str(output),
+            ]
+        )
     return str(output)
 
 

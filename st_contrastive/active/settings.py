@@ -4,10 +4,18 @@ instant. How each round trains is :class:`~st_contrastive.config.scale.RoundTrai
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from st_contrastive.arguments import ArgumentError, at_least, is_number, one_of, positive, require, seed
-from st_contrastive.config.scale import ACQUISITIONS, OBJECTIVES, RoundTraining
+from st_contrastive.config.scale import (
+    ACQUISITIONS,
+    MIN_STEPS,
+    OBJECTIVES,
+    PAIRS_PER_STEP,
+    WARM_START_MIN_PER_CLASS,
+    RoundTraining,
+)
 
 EQUAL_COMPUTE_OBJECTIVES = ("supcon-ce", "ce")  # the equal-compute arms train these longer
 
@@ -21,6 +29,24 @@ def _help(text: str, **more) -> dict:
 REFERENCES = ("setfit", "setfit-defaults", "logreg")
 ORACLES = ("simulated", "human")
 SEEDS = {"simulated": 3, "human": 1}  # a person labels for one arm
+
+# Round settings that run folders recorded before they were removed, each with the test that a recorded value trains
+# as today's code does (given the run's other round settings): then it is dropped; otherwise the run is refused.
+# Commit 799a0b0 is the last that has them all.
+REMOVED_ROUND_SETTINGS: dict[str, Callable[[object, RoundTraining], bool]] = {
+    "shrink_to_base": lambda value, rounds: value == 0,
+    "freeze_word_embeddings": lambda value, rounds: value is False,
+    "frozen_layers": lambda value, rounds: value == 0,
+    "new_head": lambda value, rounds: value is False or not rounds.warm_start,  # no round keeps a head anyway
+    "refit_head": lambda value, rounds: value is False,
+    "label_smoothing": lambda value, rounds: value == 0,
+    "pairs_per_step": lambda value, rounds: value == PAIRS_PER_STEP or rounds.pair_share == 0,  # no pair phase
+    # the floor was max(min_steps, min_steps_per_class × classes): the same as today's where min_steps_per_class × 2
+    # (a classifier's fewest classes) is at least both
+    "min_steps": lambda value, rounds: value == MIN_STEPS or max(value, MIN_STEPS) <= 2 * rounds.min_steps_per_class,
+    "warm_start_min_per_class": lambda value, rounds: value == WARM_START_MIN_PER_CLASS or not rounds.warm_start,
+}
+LAST_WITH_REMOVED_ROUND_SETTINGS = "799a0b0"
 
 
 @dataclass
@@ -186,10 +212,25 @@ class ActiveLearningConfig:
 
     @classmethod
     def from_json(cls, data: dict) -> ActiveLearningConfig:
-        """The settings a run folder recorded (``to_json()``)."""
+        """The settings a run folder recorded (``to_json()``). A round setting since removed
+        (:data:`REMOVED_ROUND_SETTINGS`) is dropped where its value trains as today's code does, and refused with an
+        ``ArgumentError`` otherwise."""
         return cls(
-            **{k: v for k, v in data.items() if k != "training"}, training=RoundTraining(**data.get("training", {}))
+            **{k: v for k, v in data.items() if k != "training"}, training=_round_training(data.get("training", {}))
         )
+
+
+def _round_training(recorded: dict) -> RoundTraining:
+    rounds = RoundTraining(**{k: v for k, v in recorded.items() if k not in REMOVED_ROUND_SETTINGS})
+    for key, value in recorded.items():
+        if key in REMOVED_ROUND_SETTINGS and not REMOVED_ROUND_SETTINGS[key](value, rounds):
+            raise ArgumentError(
+                f"training.{key}",
+                value,
+                "the run trained with a round setting that st_contrastive no longer has; continue it with the "
+                f"package at commit {LAST_WITH_REMOVED_ROUND_SETTINGS}, the last that has it",
+            )
+    return rounds
 
 
 def only_adds_arms(saved: dict, current: dict) -> bool:

@@ -21,12 +21,12 @@ from typing import ClassVar
 from st_contrastive.active.settings import ActiveLearningConfig, only_adds_arms
 from st_contrastive.commands import options
 from st_contrastive.commands import shared_options as shared
-from st_contrastive.commands.input_checks import SettingChecks, SettingError, encoder_layers
+from st_contrastive.commands.input_checks import SettingChecks, SettingError
 from st_contrastive.commands.library_messages import options_by_argument, said_as_options
 from st_contrastive.commands.options import OUTPUT, option
 from st_contrastive.commands.push import check_push, publish
 from st_contrastive.commands.run_folder import setting_changes
-from st_contrastive.config.scale import RoundTraining
+from st_contrastive.config.scale import WARM_START_MIN_PER_CLASS, RoundTraining
 from st_contrastive.data_dir import SHARED_TEXT_CLASSIFICATION
 
 logger = logging.getLogger(__name__)
@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Active learning (SCALe): a random seed set, then rounds that train, evaluate on the test split and acquire "
         "more rows, up to a budget. The paper's settings (1 % seed set, 1 % per round, 15 % budget, batch 16, lr 2e-5, "
         "λ=0.9, τ=0.3), except what was chosen on dev splits (docs/few-labels.md): a round starts from the base "
-        f"model for {ROUNDS.from_base_epochs:g} epochs until the last round had {ROUNDS.warm_start_min_per_class} "
+        f"model for {ROUNDS.from_base_epochs:g} epochs until the last round had {WARM_START_MIN_PER_CLASS} "
         f"labels a class, then continues from the last one's model for {ROUNDS.epochs:g}, with a view per dropout rate "
         f"of {' '.join(f'{rate:g}' for rate in ROUNDS.dropout_rates)} (the paper: 0 0.1 0.2 0.3 0.4), and acquires "
         "by k-means (the paper: entropy).",
@@ -100,9 +100,6 @@ def check_inputs(config: ActiveLearningConfig, push_to_hub: str | None = None) -
         if repeated:
             checks.add("--label-names", config.label_names, f"repeats {', '.join(repeated)}: name each label once")
     checks.model(config.model)
-    layers = encoder_layers(config.model) if config.training.frozen_layers and not checks.problems else None
-    if layers is not None:  # else the first round's model load refuses it
-        checks.rule(lambda: config.training.check_encoder_layers(layers), **ActiveCommand.option_flags)
     if "bald" in config.acquisitions:
         checks.at_least("--bald-samples", config.bald_samples, 2, why=" (BALD compares MC dropout passes)")
     if push_to_hub and not checks.problems:  # the count of arms needs valid --objective, --acquisition, --num-seeds

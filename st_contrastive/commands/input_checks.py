@@ -7,7 +7,6 @@ looked at, nothing is loaded or written), and :meth:`SettingChecks.done` raises 
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -216,18 +215,6 @@ def model_problem(value: str, files: tuple[str, ...] = MODEL_FILES, what: str = 
             "downloading it: download it once online, or pass a local folder"
         )
     return None
-
-
-def encoder_layers(model: str | None) -> int | None:
-    """The transformer layers of ``model`` (a folder, a Hub id in the local cache, or None: the default model), read
-    from its config.json without loading it; None where that file is not at hand or names no count."""
-    from st_contrastive.default_model import default_model
-
-    config = model_file(model or default_model(), "config.json")
-    if config is None:
-        return None
-    layers = json.loads(config.read_text(encoding="utf-8")).get("num_hidden_layers")
-    return layers if isinstance(layers, int) else None
 
 
 def default_model_problem() -> str | None:

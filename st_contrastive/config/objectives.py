@@ -85,7 +85,6 @@ class SCALeObjective:
     temperature: float = 0.3
     dropout_rates: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3, 0.4)
     similarity: str = "cosine"
-    label_smoothing: float = 0.0
 
     def __post_init__(self) -> None:
         _supcon_weight(self.supcon_weight)
@@ -94,7 +93,6 @@ class SCALeObjective:
         for rate in self.dropout_rates:
             fraction("dropout_rates", rate, one_included=False)
         one_of("similarity", self.similarity, SIMILARITIES)
-        fraction("label_smoothing", self.label_smoothing, one_included=False)
 
 
 @dataclass(frozen=True)

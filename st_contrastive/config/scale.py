@@ -6,12 +6,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from st_contrastive.arguments import at_least, fraction, positive, require
+from st_contrastive.arguments import at_least, fraction, positive
 from st_contrastive.config.objectives import SCALeObjective
 from st_contrastive.config.training import TrainSettings
 
 OBJECTIVES = ("supcon-ce", "ce", "siamese")
 ACQUISITIONS = ("random", "entropy", "least-confidence", "margin", "bald", "coreset", "balanced-entropy", "kmeans")
+
+# Fixed values, no longer options; each comment says why that value.
+# The least a round trains where its classes' floor is lower: the default since 0a2e4cd (23 a class binds first).
+MIN_STEPS = 10
+# SetFit's: level with 8 a step on TREC-6's and SST-2's dev splits, in half the pair steps (7e4a3e3).
+PAIRS_PER_STEP = 16
+# Chosen on both dev splits against continuing from the second round on (9f8f8b8).
+WARM_START_MIN_PER_CLASS = 10
 
 
 def _help(text: str, **more) -> dict:
@@ -44,7 +52,6 @@ class RoundTraining:
             "passes over the labelled rows in a round that starts from the base model, not the last round's"
         ),
     )
-    min_steps: int = field(default=10, metadata=_help("at least this many steps a round"))
     min_steps_per_class: int = field(
         default=23, metadata=_help("at least this many steps a round for each of the dataset's classes")
     )
@@ -57,77 +64,21 @@ class RoundTraining:
         default_factory=lambda: [0.1],
         metadata=_help("one view per rate (supcon-ce; the paper: 0.0 0.1 0.2 0.3 0.4)"),
     )
-    label_smoothing: float = field(
-        default=SCALeObjective.label_smoothing,
-        metadata=_help("ε of the softmax head's cross-entropy targets, in [0, 1) (supcon-ce, ce; the paper: 0)"),
-    )
     siamese_repeats: int = field(default=10, metadata=_help("pairs per sentence and label relation (siamese)"))
     pair_share: float = field(
         default=0.5,
         metadata=_help(
             "share of a round's steps spent first on SetFit's pairs of labelled rows (sentence-transformers' "
-            "CosineSimilarityLoss, cosine 1 for the same label, 0 for another; the texts of those steps, at "
-            "pairs_per_step a step), the rest on the objective (supcon-ce, ce); 0: none"
-        ),
-    )
-    pairs_per_step: int = field(
-        default=16,
-        metadata=_help(
-            "pairs a step of the pair phase, SetFit's 16 by default; the phase encodes the texts of its share of the "
-            "round's steps either way, so more pairs a step make fewer, larger steps (8: as many texts as a supcon-ce "
-            "step at batch 16)"
+            "CosineSimilarityLoss, cosine 1 for the same label, 0 for another; the texts of those steps, "
+            f"{PAIRS_PER_STEP} pairs a step), the rest on the objective (supcon-ce, ce); 0: none"
         ),
     )
     warm_start: bool = field(
         default=True,
         metadata=_help(
             "start a round from the previous round's model (its encoder, and its softmax head for supcon-ce and ce) "
-            "once that round trained on enough labelled rows a class (below); off: every round from the base model, "
-            "as the paper does"
-        ),
-    )
-    warm_start_min_per_class: int = field(
-        default=10,
-        metadata=_help(
-            "when warm-starting, continue from the last round only when it trained on at least this many labelled "
-            "rows per class of the dataset, and before that from the base model; 0: from the second round on"
-        ),
-    )
-    shrink_to_base: float = field(
-        default=0.0,
-        metadata=_help(
-            "in a round that continues, start the encoder this share of the way back from the last round's weights "
-            "to the base model's (Ash & Adams 2020 shrink a warm start toward zero; a pretrained encoder has its "
-            "base to shrink to); 0: the last round's weights; 1: the base's, trained for the passes of a round that "
-            "continues"
-        ),
-    )
-    freeze_word_embeddings: bool = field(
-        default=False,
-        metadata=_help(
-            "keep the encoder's token embedding matrix at the base model's: no gradient and no optimiser state for "
-            "it (about half of all-MiniLM-L6-v2's weights)"
-        ),
-    )
-    frozen_layers: int = field(
-        default=0,
-        metadata=_help(
-            "keep the encoder's embeddings and its first N transformer layers at the base model's: no gradient, no "
-            "optimiser state and no backward pass below layer N; 0: every layer trains"
-        ),
-    )
-    new_head: bool = field(
-        default=False,
-        metadata=_help(
-            "start each round's softmax head anew; a warm-started round's encoder still continues from the last "
-            "round's (supcon-ce, ce)"
-        ),
-    )
-    refit_head: bool = field(
-        default=False,
-        metadata=_help(
-            "after each round, replace the softmax head by logistic regression on the trained encoder's embeddings of "
-            "the labelled rows, as SetFit predicts; the next round starts a new softmax head (supcon-ce, ce)"
+            f"once that round trained on {WARM_START_MIN_PER_CLASS} labelled rows a class of the dataset, and before "
+            "that from the base model; off: every round from the base model, as the paper does"
         ),
     )
     max_seq_length: int = field(default=128, metadata=_help("tokens per text"))
@@ -135,32 +86,26 @@ class RoundTraining:
     def __post_init__(self) -> None:
         TrainSettings(batch_size=self.batch_size, learning_rate=self.learning_rate, epochs=self.epochs)
         positive("from_base_epochs", self.from_base_epochs)
-        at_least("min_steps", self.min_steps, 1)
         at_least("min_steps_per_class", self.min_steps_per_class, 0)
         positive("head_learning_rate", self.head_learning_rate)
-        SCALeObjective(
-            self.supcon_weight, self.temperature, tuple(self.dropout_rates), label_smoothing=self.label_smoothing
-        )
-        at_least("warm_start_min_per_class", self.warm_start_min_per_class, 0)
-        at_least("frozen_layers", self.frozen_layers, 0)
-        fraction("shrink_to_base", self.shrink_to_base)
+        SCALeObjective(self.supcon_weight, self.temperature, tuple(self.dropout_rates))
         at_least("siamese_repeats", self.siamese_repeats, 1)
         fraction("pair_share", self.pair_share, one_included=False)
-        at_least("pairs_per_step", self.pairs_per_step, 1)
         at_least("max_seq_length", self.max_seq_length, 1)
-
-    def check_encoder_layers(self, layers: int) -> None:
-        """:attr:`frozen_layers` against an encoder of ``layers`` transformer layers: all of them at the most."""
-        require("frozen_layers", self.frozen_layers, self.frozen_layers <= layers, f"the encoder has {layers} layers")
 
     def continues_from(self, last_labelled: int, classes: int) -> bool:
         """Whether a round starts from the model of a last round that trained on ``last_labelled`` rows of a dataset
-        with ``classes`` labels, rather than from the base."""
-        return self.warm_start and last_labelled >= self.warm_start_min_per_class * classes
+        with ``classes`` labels (:data:`WARM_START_MIN_PER_CLASS` a class at least), rather than from the base."""
+        return self.warm_start and last_labelled >= WARM_START_MIN_PER_CLASS * classes
 
     def epochs_of(self, from_base: bool) -> float:
         """Passes over the labelled rows of a round that starts from the base model or from the last round's."""
         return self.from_base_epochs if from_base else self.epochs
+
+    def least_steps(self, classes: int) -> int:
+        """The fewest steps of a round on a dataset with ``classes`` labels: :attr:`min_steps_per_class` a class,
+        and :data:`MIN_STEPS` at least."""
+        return max(MIN_STEPS, self.min_steps_per_class * classes)
 
     def pair_budget(self, steps: int) -> int:
         """Of a round's ``steps``, those given to pairs before the objective's (:attr:`pair_share`); at least one is
@@ -169,5 +114,5 @@ class RoundTraining:
 
     def pair_steps(self, steps: int) -> int:
         """The pair phase's optimisation steps in a round of ``steps``: the texts of :meth:`pair_budget`'s steps
-        (``batch_size`` a step), two per pair, :attr:`pairs_per_step` pairs a step."""
-        return math.ceil(self.pair_budget(steps) * self.batch_size / (2 * self.pairs_per_step))
+        (``batch_size`` a step), two per pair, :data:`PAIRS_PER_STEP` pairs a step."""
+        return math.ceil(self.pair_budget(steps) * self.batch_size / (2 * PAIRS_PER_STEP))

@@ -38,7 +38,6 @@ class SCALeLoss(nn.Module):
         temperature: float = SCALeObjective.temperature,
         dropout_rates: Sequence[float] = SCALeObjective.dropout_rates,
         similarity: Similarity = SCALeObjective.similarity,
-        label_smoothing: float = SCALeObjective.label_smoothing,
         gather_across_devices: bool = False,
         length_groups: int = 4,
     ) -> None:
@@ -61,8 +60,6 @@ class SCALeLoss(nn.Module):
             temperature (float): τ of SupCon. Defaults to 0.3 (the paper's).
             dropout_rates (Sequence[float]): One view per rate. Defaults to the paper's 0.0, 0.1, 0.2, 0.3, 0.4.
             similarity (str): ``"cosine"`` or ``"dot"``, computed in float32. Defaults to ``"cosine"``.
-            label_smoothing (float): ε in [0, 1) of the cross-entropy's targets (torch's ``label_smoothing``: each
-                class gets ε/classes, the label 1−ε more). Defaults to 0 (the paper's hard labels).
             gather_across_devices (bool): Score local views against the views of every rank; both terms weight
                 each rank's mean by its share of the rows, so DDP trains the mean over the global batch. Defaults
                 to False.
@@ -122,7 +119,7 @@ class SCALeLoss(nn.Module):
         """
         super().__init__()
         # refuses a bad argument
-        SCALeObjective(supcon_weight, temperature, tuple(dropout_rates), similarity, label_smoothing)
+        SCALeObjective(supcon_weight, temperature, tuple(dropout_rates), similarity)
         if classifier is None:
             if num_labels is None:
                 raise ValueError("pass a classifier or num_labels (the number of classes)")
@@ -134,7 +131,6 @@ class SCALeLoss(nn.Module):
         self.temperature = temperature
         self.dropout_rates = tuple(dropout_rates)
         self.similarity = similarity
-        self.label_smoothing = label_smoothing
         self.gather_across_devices = gather_across_devices
         self.length_groups = checked_groups(length_groups)
 
@@ -167,9 +163,7 @@ class SCALeLoss(nn.Module):
             return [views[0]], self.classifier(views[0])
         losses = LossComponents()
         if not reduced_by_a_modifier(self.model, views[0]):  # the head reads the full embedding: CE at full size
-            cross_entropy = torch.stack(
-                [F.cross_entropy(self.classifier(view), labels, label_smoothing=self.label_smoothing) for view in views]
-            ).mean()
+            cross_entropy = torch.stack([F.cross_entropy(self.classifier(view), labels) for view in views]).mean()
             cross_entropy = cross_entropy * global_mean_factor(
                 len(labels), cross_entropy.device, gather_across_devices=self.gather_across_devices
             )
@@ -199,7 +193,6 @@ class SCALeLoss(nn.Module):
             "temperature": self.temperature,
             "dropout_rates": list(self.dropout_rates),
             "similarity": self.similarity,
-            "label_smoothing": self.label_smoothing,
             "gather_across_devices": self.gather_across_devices,
             "length_groups": self.length_groups,
         }

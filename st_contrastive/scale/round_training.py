@@ -23,16 +23,16 @@ from sentence_transformers.sentence_transformer.modules import Normalize
 from sentence_transformers.util import batch_to_device
 
 from st_contrastive.arguments import ArgumentError
-from st_contrastive.config.scale import OBJECTIVES, RoundTraining
+from st_contrastive.config.scale import OBJECTIVES, PAIRS_PER_STEP, RoundTraining
 from st_contrastive.models.heads.label_classifier import LabelClassifier
 
 
 def round_steps(labelled: int, classes: int, training: RoundTraining, from_base: bool = True) -> int:
     """Optimisation steps of a round with ``labelled`` rows of a dataset with ``classes`` labels, from the base model
-    or from the last round's: its epochs (:meth:`RoundTraining.epochs_of`), at least ``min_steps`` and
-    ``min_steps_per_class`` × ``classes``."""
-    floor = max(training.min_steps, training.min_steps_per_class * classes)
-    return max(floor, math.ceil(training.epochs_of(from_base) * math.ceil(labelled / training.batch_size)))
+    or from the last round's: its epochs (:meth:`RoundTraining.epochs_of`), at least
+    :meth:`RoundTraining.least_steps`."""
+    epochs = math.ceil(training.epochs_of(from_base) * math.ceil(labelled / training.batch_size))
+    return max(training.least_steps(classes), epochs)
 
 
 @dataclass
@@ -97,36 +97,6 @@ def load_encoder(base_model: str, max_seq_length: int) -> SentenceTransformer:
     return model
 
 
-def freeze_bottom_layers(encoder: SentenceTransformer, training: RoundTraining) -> None:
-    """Stop the gradient of the encoder's embeddings and first ``training.frozen_layers`` transformer layers: every
-    parameter a Hugging Face encoder registers before that layer (embeddings, then the layers in order), so no
-    backward pass runs below it. The layer stack is the module list with ``num_hidden_layers`` entries."""
-    layers, model = training.frozen_layers, encoder[0].auto_model
-    if not layers:
-        return
-    count = model.config.num_hidden_layers
-    training.check_encoder_layers(count)
-    stack = next(
-        name
-        for name, module in model.named_modules()
-        if isinstance(module, torch.nn.ModuleList) and len(module) == count
-    )
-    first_trained = f"{stack}.{layers}." if layers < count else None
-    for name, parameter in model.named_parameters():
-        if first_trained and name.startswith(first_trained):
-            break
-        parameter.requires_grad_(False)
-
-
-@torch.no_grad()
-def shrink_to_base(encoder: SentenceTransformer, base: SentenceTransformer, share: float) -> None:
-    """Move each weight of ``encoder`` ``share`` of the way to ``base``'s, in place: (1 − share)·last + share·base."""
-    weights = base.state_dict()
-    for name, value in encoder.state_dict().items():
-        if value.is_floating_point():  # not the position ids
-            value.lerp_(weights[name].to(value.device), share)
-
-
 def train_round(
     objective: str,
     base_model: str,
@@ -141,7 +111,7 @@ def train_round(
 ) -> RoundModel:
     """Train ``objective`` from ``base_model`` on the labelled rows for ``steps`` (default :func:`round_steps`) and
     return the round's model. ``warm_from`` (``RoundTraining.warm_start``): a saved round model to continue from
-    instead, its encoder (moved ``training.shrink_to_base`` of the way back to the base's weights) and its head."""
+    instead, its encoder and its head."""
     from st_contrastive.data.class_balanced_sampler import ClassBalancedBatchSampler
     from st_contrastive.losses.scale import SCALeLoss
     from st_contrastive.training import TrainSettings, train
@@ -152,11 +122,6 @@ def train_round(
     pair_budget = training.pair_budget(steps) if objective != "siamese" and len(texts) > 1 else 0  # needs a partner
     torch.manual_seed(seed)
     encoder = load_encoder(str(warm_from or base_model), training.max_seq_length)
-    if warm_from and training.shrink_to_base:
-        shrink_to_base(encoder, load_encoder(base_model, training.max_seq_length), training.shrink_to_base)
-    if training.freeze_word_embeddings:
-        encoder[0].auto_model.get_input_embeddings().requires_grad_(False)
-    freeze_bottom_layers(encoder, training)
     settings = TrainSettings(
         output_dir=str(output_dir),
         batch_size=training.batch_size,
@@ -168,13 +133,11 @@ def train_round(
     if objective == "siamese":
         return _siamese(encoder, texts, labels, label_names, training, settings, seed)
     pair_steps = training.pair_steps(steps) if pair_budget else 0
-    pairs = _pair_phase(encoder, texts, labels, pair_steps, training, settings, seed) if pair_steps else None
+    pairs = _pair_phase(encoder, texts, labels, pair_steps, settings, seed) if pair_steps else None
     head = Path(warm_from or "", "classifier")
-    # A head fitted to the last round's rows, to a loss of ~0, is overconfident where the new rows begin (new_head);
-    # a logistic-regression head gives classes it never saw a bias of -1e4, which no softmax step undoes.
     classifier = (
         LabelClassifier.load(str(head))
-        if warm_from and head.is_dir() and not (training.new_head or training.refit_head)
+        if warm_from and head.is_dir()
         else LabelClassifier(encoder.get_embedding_dimension(), label_names)
     )
     loss = SCALeLoss(
@@ -183,7 +146,6 @@ def train_round(
         supcon_weight=training.supcon_weight if objective == "supcon-ce" else 0.0,
         temperature=training.temperature,
         dropout_rates=training.dropout_rates,
-        label_smoothing=training.label_smoothing,
     )
     result = train(
         encoder,
@@ -193,10 +155,7 @@ def train_round(
         batch_sampler=ClassBalancedBatchSampler,
     )
     encoder.eval()
-    if training.refit_head:
-        model = with_logistic_regression(encoder, texts, labels, label_names)
-    else:
-        model = RoundModel(encoder, loss.classifier.eval())
+    model = RoundModel(encoder, loss.classifier.eval())
     model.steps = result.steps + (pairs.steps if pairs else 0)
     model.optimisation_seconds = result.seconds + (pairs.seconds if pairs else 0.0)
     return model
@@ -231,10 +190,10 @@ def pair_dataset(texts: list[str], labels: list[int], repeats: int, seed: int, o
     )
 
 
-def _pair_phase(encoder, texts, labels, steps, training, settings, seed):
+def _pair_phase(encoder, texts, labels, steps, settings, seed):
     """A round's first ``steps`` (:meth:`RoundTraining.pair_steps`): SetFit's pairs (cosine 1 for the same label, 0
     for another) under sentence-transformers' CosineSimilarityLoss, as SetFit trains its body, with enough pairs that
-    no step sees one twice; ``settings`` are the objective's, but for ``training.pairs_per_step`` pairs a step and no
+    no step sees one twice; ``settings`` are the objective's, but for :data:`PAIRS_PER_STEP` pairs a step and no
     head."""
     from dataclasses import replace
 
@@ -242,12 +201,11 @@ def _pair_phase(encoder, texts, labels, steps, training, settings, seed):
 
     from st_contrastive.training import train
 
-    per_step = training.pairs_per_step
-    pairs = pair_dataset(texts, labels, math.ceil(steps * per_step / (2 * len(labels))), seed, other_label=0.0)
+    pairs = pair_dataset(texts, labels, math.ceil(steps * PAIRS_PER_STEP / (2 * len(labels))), seed, other_label=0.0)
     phase = replace(
         settings,
         output_dir=str(Path(settings.output_dir, "pairs")),
-        batch_size=per_step,
+        batch_size=PAIRS_PER_STEP,
         max_steps=steps,
         learning_rate_mapping=None,  # this loss has no head
     )

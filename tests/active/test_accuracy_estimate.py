@@ -2,6 +2,7 @@
 stratified folds, the round's training on all but one fold, accuracy on that fold."""
 
 import numpy as np
+import pytest
 from sklearn.model_selection import StratifiedKFold
 from support_tickets import SUPPORT
 
@@ -9,7 +10,8 @@ from st_contrastive.active.accuracy_estimate import cross_validated_accuracy
 from st_contrastive.config.scale import RoundTraining
 from st_contrastive.scale.round_training import round_steps, train_round
 
-TRAINING = RoundTraining(epochs=1, from_base_epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4)
+TRAINING = RoundTraining(epochs=1, from_base_epochs=1, min_steps_per_class=0, batch_size=4)
+pytestmark = pytest.mark.usefixtures("short_rounds")  # one epoch: at least 2 steps, not the fixed 10
 NAMES = sorted(SUPPORT)
 TEXTS = [text for name in NAMES for text in SUPPORT[name][:4]]
 LABELS = [i for i, _ in enumerate(NAMES) for _ in range(4)]

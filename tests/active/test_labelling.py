@@ -25,6 +25,8 @@ from st_contrastive.models import LabelClassifier
 from st_contrastive.scale.round_training import RoundModel
 
 GOLD = {text: label for label, texts in SUPPORT.items() for text in texts}
+# The runs' rounds train one epoch of a handful of rows: at least 2 steps, not the fixed 10 (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("short_rounds")
 
 
 TOKEN = "s3cret"

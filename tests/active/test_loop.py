@@ -3,6 +3,8 @@ leave the state as it was, an exact resume after a crash, the reference arm's la
 
 import csv
 import json
+import re
+from dataclasses import asdict
 
 import numpy as np
 import pytest
@@ -18,6 +20,9 @@ from st_contrastive.data.text_classification import load_text_classification
 from st_contrastive.models import LabelClassifier
 from st_contrastive.scale import RoundTraining
 from st_contrastive.scale.round_training import siamese_pairs
+
+# The rounds here train one epoch of a handful of rows: at least 2 steps, not the fixed 10 (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("short_rounds")
 
 QUESTIONS = {
     "HUM": [
@@ -87,7 +92,7 @@ def config(dataset, model, output, **overrides) -> ActiveLearningConfig:
         "step": 0.25,
         "budget": 0.75,
         "output": str(output),
-        "training": RoundTraining(epochs=1, from_base_epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4),
+        "training": RoundTraining(epochs=1, from_base_epochs=1, min_steps_per_class=0, batch_size=4),
     }
     return ActiveLearningConfig(**(values | overrides))
 
@@ -209,8 +214,6 @@ def test_the_command_line_refuses_a_bad_label_file_in_one_line(unlabelled_csv, b
             "1",
             "--from-base-epochs",
             "1",
-            "--min-steps",
-            "2",
             "--min-steps-per-class",
             "0",
             "--batch-size",
@@ -258,8 +261,6 @@ def test_labelled_by_hand_then_published_with_its_head(unlabelled_csv, base_mode
             "1",
             "--from-base-epochs",
             "1",
-            "--min-steps",
-            "2",
             "--min-steps-per-class",
             "0",
             "--batch-size",
@@ -595,8 +596,6 @@ def test_labels_in_the_users_file_are_the_first_labelled_set(tmp_path, base_mode
         "1",
         "--from-base-epochs",
         "1",
-        "--min-steps",
-        "2",
         "--min-steps-per-class",
         "0",
         "--batch-size",
@@ -621,22 +620,10 @@ def test_labels_in_the_users_file_are_the_first_labelled_set(tmp_path, base_mode
     assert len(state.pending.ids) == 3 and all(data.train_labels[i] is None for i in state.pending.ids)
 
 
-@pytest.mark.parametrize(
-    ("labelled", "classes", "steps"),
-    [(15, 6, 90), (15, 2, 50), (75, 2, 50), (150, 6, 100), (225, 2, 150)],
-    ids=["six classes, 15 rows: the class floor", "two classes: min_steps", "75 rows", "150 rows", "225 rows"],
-)
-def test_a_round_trains_its_epochs_and_at_least_both_floors(labelled, classes, steps):
-    from st_contrastive.scale.round_training import round_steps
-
-    training = RoundTraining(epochs=10, min_steps=50, min_steps_per_class=15, batch_size=16)
-    assert round_steps(labelled, classes, training, from_base=False) == steps
-
-
 def test_a_round_from_the_base_trains_its_own_epochs_where_given():
     from st_contrastive.scale.round_training import round_steps
 
-    training = RoundTraining(epochs=10, from_base_epochs=40, min_steps=10, min_steps_per_class=15, batch_size=16)
+    training = RoundTraining(epochs=10, from_base_epochs=40, min_steps_per_class=15, batch_size=16)
     assert round_steps(75, 2, training, from_base=True) == 200  # 5 batches, 40 passes
     assert round_steps(75, 2, training, from_base=False) == 50
     assert round_steps(15, 6, training, from_base=True) == 90  # the class floor still holds
@@ -655,7 +642,7 @@ def test_equal_compute_steps_fill_the_setfit_time_and_never_fall_below_the_usual
     from st_contrastive.active.equal_compute import epochs, equal_compute_steps
     from st_contrastive.scale.round_training import round_steps
 
-    training = RoundTraining(epochs=3, from_base_epochs=3, min_steps=10, min_steps_per_class=0, batch_size=16)
+    training = RoundTraining(epochs=3, from_base_epochs=3, min_steps_per_class=0, batch_size=16)
     usual = round_steps(75, 6, training)  # the equal-step arm's round: 15 steps
     # SetFit at its defaults took 61.3 s; a step of this arm takes 0.4 s: 154 steps (153.25 rounded up).
     steps = equal_compute_steps(61.3, 0.4, usual)
@@ -678,10 +665,8 @@ def test_reference_arms_and_equal_compute_arms_on_a_trec_slice(base_model, tmp_p
     from st_contrastive.active.setfit_reference import SETFIT_PAIR_ITERATIONS
     from st_contrastive.scale.round_training import load_encoder, round_steps
 
-    # 2 pairs a step at batch 4: a round's pair steps are its share of round_steps
-    training = RoundTraining(
-        epochs=1, from_base_epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4, pairs_per_step=2
-    )
+    # no pair phase: a round's steps are round_steps
+    training = RoundTraining(epochs=1, from_base_epochs=1, min_steps_per_class=0, batch_size=4, pair_share=0)
     run = ActiveLearningConfig(
         dataset="trec",
         model=base_model,
@@ -806,19 +791,20 @@ def test_dev_size_evaluates_on_held_out_train_rows_and_never_reads_the_test_spli
 
 
 @pytest.mark.parametrize(
-    "rounds, started_from",
+    "rounds, rows_a_class, started_from",
     [
-        ({"warm_start_min_per_class": 0}, ["base", "round 0", "round 1"]),
-        ({"warm_start": False}, ["base", "base", "base"]),
+        ({}, 0, ["base", "round 0", "round 1"]),
+        ({"warm_start": False}, 0, ["base", "base", "base"]),
         # 3 classes: round 0's 6 rows are 2 a class, round 1's 12 are 4
-        ({"warm_start_min_per_class": 3}, ["base", "base", "round 1"]),
-        ({"warm_start_min_per_class": 3, "from_base_epochs": 3}, ["base", "base", "round 1"]),
+        ({}, 3, ["base", "base", "round 1"]),
+        ({"from_base_epochs": 3}, 3, ["base", "base", "round 1"]),
     ],
-    ids=["warm-start from the second round", "no-warm-start", "warm-start-min-per-class", "from-base-epochs"],
+    ids=["warm-start from the second round", "no-warm-start", "once 3 rows a class", "from-base-epochs"],
 )
 def test_each_round_continues_from_the_last_rounds_model_unless_told_to_start_from_the_base(
-    dataset_csv, base_model, tmp_path, monkeypatch, rounds, started_from
+    dataset_csv, base_model, tmp_path, monkeypatch, rounds, rows_a_class, started_from
 ):
+    from st_contrastive.config import scale as scale_settings
     from st_contrastive.scale import round_training as objectives
 
     starts, train_round = [], objectives.train_round
@@ -828,9 +814,11 @@ def test_each_round_continues_from_the_last_rounds_model_unless_told_to_start_fr
         return train_round(*args, **kwargs)
 
     monkeypatch.setattr(objectives, "train_round", spy)
-    # 2 pairs a step: a batch's texts, so a round's pair steps are its share of the round's steps
-    base_rounds = {"epochs": 1, "from_base_epochs": 1, "min_steps": 2, "min_steps_per_class": 0, "batch_size": 4}
-    training = RoundTraining(**{**base_rounds, "pairs_per_step": 2, **rounds})
+    # the fixed 10 rows a class would keep every round of 18 rows on the base
+    monkeypatch.setattr(scale_settings, "WARM_START_MIN_PER_CLASS", rows_a_class)
+    # no pair phase: a round's steps are round_steps
+    base_rounds = {"epochs": 1, "from_base_epochs": 1, "min_steps_per_class": 0, "batch_size": 4, "pair_share": 0}
+    training = RoundTraining(**{**base_rounds, **rounds})
     run = config(dataset_csv, base_model, tmp_path / "run", acquisitions=["random"], training=training)
     loop_module.run_active_learning(run, progress=False)
     arm = tmp_path / "run" / "arms" / "ce-random-seed0"
@@ -844,22 +832,12 @@ def test_each_round_continues_from_the_last_rounds_model_unless_told_to_start_fr
 
 
 def test_a_round_continues_from_the_last_once_it_trained_on_enough_rows_a_class():
-    floor = RoundTraining()  # the default: 10 rows a class
+    floor = RoundTraining()  # 10 rows a class
     assert not floor.continues_from(15, 6) and floor.continues_from(60, 6) and not floor.continues_from(59, 6)
-    assert RoundTraining(warm_start_min_per_class=0).continues_from(1, 6)
     assert not RoundTraining(warm_start=False).continues_from(10**6, 2)
-    with pytest.raises(ValueError, match="warm_start_min_per_class=-1: must be at least 0"):
-        RoundTraining(warm_start_min_per_class=-1)
 
 
-@pytest.mark.parametrize(
-    "head",
-    [{}, {"new_head": True}, {"refit_head": True}],
-    ids=["the last round's head (default)", "--new-head", "--refit-head"],
-)
-def test_a_warm_started_round_keeps_the_last_rounds_head_unless_told_to_start_it_anew(
-    base_model, tmp_path, monkeypatch, head
-):
+def test_a_warm_started_round_keeps_the_last_rounds_head(base_model, tmp_path, monkeypatch):
     from st_contrastive.models.heads.label_classifier import LabelClassifier
     from st_contrastive.scale import round_training as objectives
 
@@ -871,37 +849,90 @@ def test_a_warm_started_round_keeps_the_last_rounds_head_unless_told_to_start_it
             loads.append(path)
             return LabelClassifier.load(path)
 
-    training = RoundTraining(epochs=1, from_base_epochs=1, min_steps=1, min_steps_per_class=0, batch_size=4, **head)
+    training = RoundTraining(epochs=1, from_base_epochs=1, min_steps_per_class=0, batch_size=4)
     texts, labels, names = ["a dog runs", "stocks fell", "a cat sleeps", "markets drop"], [0, 1, 0, 1], ["x", "y"]
-    objectives.train_round("supcon-ce", base_model, texts, labels, names, training, tmp_path / "c0", 0).save(
+    objectives.train_round("supcon-ce", base_model, texts, labels, names, training, tmp_path / "c0", 0, 1).save(
         tmp_path / "round0"
     )
     monkeypatch.setattr(objectives, "LabelClassifier", Spy)
     model = objectives.train_round(
-        "supcon-ce", base_model, texts, labels, names, training, tmp_path / "c1", 1, warm_from=tmp_path / "round0"
+        "supcon-ce", base_model, texts, labels, names, training, tmp_path / "c1", 1, 1, warm_from=tmp_path / "round0"
     )
-    assert loads == ([] if head else [str(tmp_path / "round0" / "classifier")])
+    assert loads == [str(tmp_path / "round0" / "classifier")]
     assert model.classifier.labels == names
-
-
-def test_refit_head_predicts_as_logistic_regression_on_the_trained_encoder(base_model, tmp_path):
-    from sklearn.linear_model import LogisticRegression
-
-    from st_contrastive.scale import round_training as objectives
-
-    texts = ["a dog runs", "stocks fell", "a cat sleeps", "markets drop", "birds sing", "prices rise"]
-    labels, names = [0, 1, 0, 1, 0, 1], ["x", "y"]
-    training = RoundTraining(
-        epochs=1, from_base_epochs=1, min_steps=2, min_steps_per_class=0, batch_size=4, refit_head=True
-    )
-    model = objectives.train_round("supcon-ce", base_model, texts, labels, names, training, tmp_path / "c", 0)
-    embeddings = model.embed(texts)
-    expected = LogisticRegression(max_iter=1000).fit(embeddings, labels).predict_proba(embeddings)
-    np.testing.assert_allclose(model.proba_of(embeddings), expected, atol=1e-5)
-    assert model.steps == 2
 
 
 def test_the_default_is_warm_start_and_a_run_folder_keeps_what_it_recorded():
     assert RoundTraining().warm_start and ActiveLearningConfig().training.warm_start
     saved = ActiveLearningConfig(training=RoundTraining(warm_start=False)).to_json()
     assert ActiveLearningConfig.from_json(saved).training.warm_start is False
+
+
+# Round settings removed after they were tried and not chosen; a run folder written before records them all.
+RECORDED_AS_TODAY = {
+    "shrink_to_base": 0.0,
+    "freeze_word_embeddings": False,
+    "frozen_layers": 0,
+    "new_head": False,
+    "refit_head": False,
+    "label_smoothing": 0.0,
+    "pairs_per_step": 16,
+    "min_steps": 10,
+    "warm_start_min_per_class": 10,
+}
+
+
+@pytest.mark.parametrize(
+    "recorded, kept",
+    [
+        ({}, {}),
+        # values that train as today's code does, given the run's other settings
+        ({"pairs_per_step": 8}, {"pair_share": 0.0}),  # no pair phase
+        ({"warm_start_min_per_class": 0, "new_head": True}, {"warm_start": False}),  # every round from the base
+        ({"min_steps": 30}, {"min_steps_per_class": 15}),  # two classes at least: 30 steps a round, either way
+    ],
+    ids=["at today's values", "pairs_per_step without pairs", "no warm start", "min_steps below the class floor"],
+)
+def test_a_run_folder_recording_removed_round_settings_resumes_where_they_train_as_today(
+    dataset_csv, tmp_path, recorded, kept
+):
+    output = tmp_path / "run"
+    today = config(dataset_csv, "unused", output)
+    today.training = RoundTraining(**{**asdict(today.training), **kept})
+    saved = today.to_json()
+    saved["training"] |= RECORDED_AS_TODAY | recorded
+    output.mkdir()
+    (output / "config.json").write_text(json.dumps(saved))
+    assert ActiveLearningConfig.from_json(saved) == today
+    loop_module._write_config(output, today)  # the same experiment: it continues
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("shrink_to_base", 0.5),
+        ("freeze_word_embeddings", True),
+        ("frozen_layers", 3),
+        ("new_head", True),
+        ("refit_head", True),
+        ("label_smoothing", 0.1),
+        ("pairs_per_step", 8),
+        ("min_steps", 50),
+        ("warm_start_min_per_class", 0),
+    ],
+)
+def test_a_run_folder_that_trained_with_a_removed_round_setting_is_refused_naming_it_and_its_commit(
+    dataset_csv, tmp_path, key, value
+):
+    output = tmp_path / "run"
+    saved = config(dataset_csv, "unused", output).to_json()
+    saved["training"] |= RECORDED_AS_TODAY | {key: value}
+    output.mkdir()
+    (output / "config.json").write_text(json.dumps(saved))
+    message = f"training.{key}={value!r}: the run trained with a round setting that st_contrastive no longer has"
+    with pytest.raises(ValueError, match=re.escape(message) + ".* at commit 799a0b0"):
+        ActiveLearningConfig.from_json(saved)
+    if key == "shrink_to_base":  # the command line says it in one line, before anything loads
+        with pytest.raises(SystemExit) as exit_info:
+            cli_main(["active", "--resume-from-checkpoint", str(output)])
+        assert str(exit_info.value).startswith(f"st-contrastive active: error: {message}")

@@ -68,7 +68,7 @@ def test_scale_active_learning_on_trec_learns_and_its_saved_head_predicts_what_w
         step=0.05,
         budget=0.1,
         output=str(tmp_path / "al"),
-        training=RoundTraining(epochs=3, from_base_epochs=3, min_steps=10, min_steps_per_class=0),
+        training=RoundTraining(epochs=3, from_base_epochs=3, min_steps_per_class=0),
     )
     rows = run_active_learning(config, progress=False)
     assert [r["labelled"] for r in rows] == [30, 60]

@@ -60,20 +60,6 @@ def test_supcon_term_equals_pml_over_the_views_and_ce_is_their_mean(tiny_model):
     assert out["cross_entropy"].item() == pytest.approx(0.5 * ce.item(), abs=1e-5)
 
 
-def test_label_smoothing_spreads_epsilon_of_each_target_over_the_classes(tiny_model):
-    tiny_model.eval()  # the same embeddings in both calls
-    loss = SCALeLoss(tiny_model, num_labels=3, supcon_weight=0.0, label_smoothing=0.2)
-    features = tiny_model.tokenize(TEXTS)
-    out = loss([features], LABELS)
-    log_p = loss.classifier(tiny_model(dict(features))["sentence_embedding"]).log_softmax(-1)
-    # Written out: the label keeps 1−ε of its weight, and every class (the label too) gets ε/3.
-    targets = 0.8 * F.one_hot(LABELS, 3) + 0.2 / 3
-    assert out["cross_entropy"].item() == pytest.approx(-(targets * log_p).sum(1).mean().item(), abs=1e-6)
-    assert loss.get_config_dict()["label_smoothing"] == 0.2
-    with pytest.raises(ValueError, match=r"label_smoothing=1: must be in \[0, 1\)"):
-        SCALeLoss(tiny_model, num_labels=3, label_smoothing=1)
-
-
 def test_a_training_step_reads_nothing_back_to_the_host_once_the_encoder_runs(tiny_model, host_reads):
     """The label range is checked before the encoder runs: on a GPU a read after it (the check used to come after
     the views) makes the host wait for the forward pass every step."""
