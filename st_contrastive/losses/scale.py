@@ -22,6 +22,7 @@ from st_contrastive.losses.contrastive_core import (
 )
 from st_contrastive.losses.length_groups import LengthGroups, checked_groups
 from st_contrastive.losses.loss_components import LossComponents, once_per_batch, reduced_by_a_modifier
+from st_contrastive.losses.pooled_embedding import before_final_normalize
 from st_contrastive.models.dropout import dropout_rate
 from st_contrastive.models.heads.label_classifier import LabelClassifier
 
@@ -53,7 +54,9 @@ class SCALeLoss(nn.Module):
         ``([embeddings], logits)``, so ST's ``LabelAccuracyEvaluator`` works.
 
         Args:
-            model (SentenceTransformer): The encoder to train (Transformer + Pooling).
+            model (SentenceTransformer): The encoder to train. When it ends in ``Normalize``, the head and SupCon
+                read the pooled embedding before it (as :class:`~st_contrastive.losses.NLISupConLoss` does); the
+                model keeps its ``Normalize``.
             classifier (LabelClassifier | None): The softmax head; default a new one with ``num_labels`` classes.
             num_labels (int | None): Classes of the new head when no ``classifier`` is given.
             supcon_weight (float): λ in [0, 1]. Defaults to 0.9 (the paper's).
@@ -147,7 +150,7 @@ class SCALeLoss(nn.Module):
         )
         views = []
         for rate, view in zip(rates, groups):
-            with nullcontext() if rate is None else dropout_rate(self.model, rate):
+            with nullcontext() if rate is None else dropout_rate(self.model, rate), before_final_normalize(self.model):
                 views.append(view.embed(self.model)[0][0])
         return views
 

@@ -163,3 +163,22 @@ def test_training_on_one_percent_of_trec_through_the_entry_point(tmp_path, tiny_
     assert sum(losses[-3:]) < sum(losses[:3])
     saved = torch.load(tmp_path / "run" / "checkpoint-16" / LOSS_STATE_NAME, weights_only=True)["loss"]
     assert torch.equal(saved["classifier.linear.weight"], loss.classifier.linear.weight.detach())
+
+
+def test_a_normalized_model_gives_the_head_and_supcon_the_pooled_embedding(tiny_model):
+    """As NLISupConLoss: a final Normalize is passed by inside the loss, term for term the loss of the same weights
+    without it, and the model still normalises outside."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Normalize
+
+    tiny_model.eval()  # one view, no dropout: the two models' passes are the same
+    normalized = SentenceTransformer(modules=[*tiny_model, Normalize()], device="cpu").eval()
+    loss = SCALeLoss(normalized, num_labels=3, supcon_weight=0.5, similarity="dot")
+    pooled = SCALeLoss(tiny_model, classifier=loss.classifier, supcon_weight=0.5, similarity="dot")
+    features = tiny_model.tokenize(TEXTS)
+    terms, expected = loss([dict(features)], LABELS), pooled([dict(features)], LABELS)
+    assert terms.keys() == expected.keys() == {"cross_entropy", "supcon"}
+    for name in terms:
+        torch.testing.assert_close(terms[name], expected[name])
+    unit = normalized(dict(features))["sentence_embedding"]
+    torch.testing.assert_close(unit.norm(dim=-1), torch.ones(len(TEXTS)))
