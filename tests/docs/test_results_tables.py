@@ -209,6 +209,19 @@ def test_each_results_table_names_its_command_and_wall_time(table):
     assert problems(table) == []
 
 
+def script(path: str):
+    """A script of the lab as a module, imported from its file (the folders are not packages)."""
+    # named by its path: benchmarks/tables.py must not take the name of the benchmarks package
+    name = Path(path).with_suffix("").as_posix().replace("/", "_").replace("-", "_")
+    spec = importlib.util.spec_from_file_location(name, ROOT / path)
+    if spec.name in sys.modules:
+        return sys.modules[spec.name]
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
 def printed_table(table: Table) -> Table | None:
     """The table the marker's one command prints, where that command is a script of the lab: a script of recipes/
     (or benchmarks/) is run here, its ``TABLES[NAME]()`` for a first argument NAME (``table`` for a script of one table), from the
@@ -248,8 +261,8 @@ PRINTED = [table for table in RESULTS if printed_table(table)]
 
 
 def test_the_rule_finds_the_tables_that_scripts_print():
-    """Guards the parametrized test below: the Matryoshka, multi-view, active-learning, DeCLUTR and GPU tables."""
-    assert len(PRINTED) >= 42
+    """Guards the parametrized test below: the Matryoshka, multi-view, active-learning, DeCLUTR and benchmark tables."""
+    assert len(PRINTED) >= 39
 
 
 def test_no_results_table_is_transcribed():
@@ -263,18 +276,15 @@ def test_a_table_that_a_script_prints_is_shown_as_printed(table):
 
 
 def test_a_table_that_differs_from_what_its_script_printed_is_reported():
-    script = "docs/results/matryoshka-nli-heads"
-    written = (ROOT / script / "table.md").read_text(encoding="utf-8")
-    first_figure = re.search(r"\| (\d+\.\d+) ", written).group(1)
-    shown = written.replace(first_figure, "99.99", 1)
-    (table,) = tables(f"<!-- results: .venv/bin/python {script}/reproduce.py | 6 min -->\n{shown}", "page.md")
+    path = "recipes/matryoshka/reproduce.py"
+    marker = f"<!-- results: .venv/bin/python {path} nli-heads | 6 min -->\n"
+    printed = script(path).TABLES["nli-heads"]()
+    first_figure = re.search(r"\| (\d+\.\d+) ", printed).group(1)
+    (table,) = tables(marker + printed.replace(first_figure, "99.99", 1), "page.md")
     assert printed_difference(table).startswith("page.md:4: ")
     assert "99.99" in printed_difference(table) and first_figure in printed_difference(table)
-    (short,) = tables(
-        f"<!-- results: .venv/bin/python {script}/reproduce.py | 6 min -->\n" + "\n".join(written.splitlines()[:-1]),
-        "page.md",
-    )
-    assert printed_difference(short) == f"page.md:2: 1 rows where {script}/table.md has 2"
+    (short,) = tables(marker + "\n".join(printed.splitlines()[:-1]), "page.md")
+    assert printed_difference(short) == f"page.md:2: 1 rows where {path} has 2"
 
 
 def test_every_marked_table_is_a_results_table():
@@ -372,34 +382,10 @@ def test_a_marker_that_no_table_follows_is_stale():
     assert stale_markers(text + code, "page.md") == ["page.md:1"]
 
 
-def script(path: str):
-    """A script of the lab as a module, imported from its file (the folders are not packages)."""
-    spec = importlib.util.spec_from_file_location(Path(path).parent.name.replace("-", "_"), ROOT / path)
-    if spec.name in sys.modules:
-        return sys.modules[spec.name]
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
 # Folders (from the repository root) whose scripts print their tables from results kept beside them: nothing trains
 # here. A table of theirs that was never printed (no NAME.md: its runs are still to be made) is on no page, and is
 # left out.
-KEPT = [
-    "docs/results/active-tables",
-    "docs/results/bench",
-    "docs/results/cached-memory-rows",
-    "docs/results/declutr-mlm-base-long",
-    "docs/results/declutr-variants",
-    "docs/results/gpu-h200",
-    "docs/results/mlm-bases",
-    "docs/results/multiview-before",
-    "docs/results/multiview-claims",
-    "docs/results/multiview-wv-curve",
-    "docs/results/supcon-minilm",
-    "docs/results/unsupervised",
-]
+KEPT: list[str] = []
 KEPT_TABLES = [
     (folder, name)
     for folder in KEPT
@@ -417,33 +403,47 @@ def test_each_kept_table_is_what_its_script_prints_from_the_kept_results(folder,
 
 
 def test_the_kept_tables_are_found():
-    """Guards the parametrized test above: seventeen active-learning tables, five benchmark tables, five DeCLUTR, four
-    GPU tables, three multi-view (the curve, the first table and the claims), the two SupCon tables on
-    all-MiniLM-L6-v2, the sweep and the chain from the MLM bases, and the seven of
-    DeCLUTR against TSDAE, CT and SimCSE."""
-    assert len(KEPT_TABLES) >= 45
+    """Guards the parametrized test above: each folder of KEPT has tables (none is left: the lab's scripts print
+    theirs, checked through the pages)."""
+    assert [folder for folder in KEPT if folder not in {found for found, _ in KEPT_TABLES}] == []
 
 
-ACTIVE = script("docs/results/active-tables/reproduce.py")
-KEPT_RUNS = sorted(path.name for path in (ROOT / "docs/results").glob("al-*") if path.is_dir())
+# The SCALe report's kept results: recipes/scale-against-setfit/results.json, which its tables print from.
+SCALE = script("recipes/scale-against-setfit/reproduce.py")
 
 
-def test_each_kept_run_has_the_command_that_made_it():
-    assert KEPT_RUNS and set(KEPT_RUNS) <= set(ACTIVE.RUNS)
+def test_the_scale_results_keep_what_the_tables_read_and_no_more():
+    """Every run and arm a table of the report reads is kept, and nothing that no table reads."""
+    SCALE.READ.clear()
+    for name, table in SCALE.TABLES.items():
+        if name != "runs":  # the list of every kept run's command reads them all
+            table()
+    assert SCALE.READ == {(run, arm) for run, entry in SCALE.RESULTS.items() for arm in entry["arms"]}
 
 
-@pytest.mark.parametrize("run", KEPT_RUNS)
-def test_each_kept_run_is_what_its_command_makes(run):
-    """reproduce.py trains a missing run with its command and adds the arms a kept one lacks with it, which the
-    command refuses when other settings differ: so the settings that command gives now are the kept run's, but for
-    arms it adds, and a default that moves on shows here rather than when someone reruns a table."""
-    import json
+def test_each_kept_scale_run_has_every_level_of_each_seed_in_every_arm():
+    """A run's arms hold the same seeds (the paired tables compare them seed by seed), each seed every level with its
+    accuracy, seconds and steps; and the run says how to make it again."""
+    for run, entry in SCALE.RESULTS.items():
+        assert entry["command"].startswith("st-contrastive active ") and len(entry["commit"]) == 7, run
+        seeds = {tuple(sorted(by_seed)) for by_seed in entry["arms"].values()}
+        assert len(seeds) == 1 and len(next(iter(seeds))) >= 2, run
+        for arm, by_seed in entry["arms"].items():
+            for seed, levels in by_seed.items():
+                assert list(levels) == list(SCALE.LEVELS), (run, arm, seed)
+                assert all(len(values) == 3 and values[2] >= 0 for values in levels.values()), (run, arm, seed)
 
-    from st_contrastive.active.settings import ActiveLearningConfig, only_adds_arms
-    from st_contrastive.commands import active
 
-    command, *arguments = ACTIVE.RUNS[run]
-    assert command == "active"
-    made = active.config_from_args(active.build_parser().parse_args([*arguments, "--output", f"runs/{run}"]))
-    kept = ActiveLearningConfig.from_json(json.loads((ROOT / "docs/results" / run / "config.json").read_text()))
-    assert only_adds_arms(kept.to_json(), made.to_json())
+def test_the_final_runs_trained_at_todays_defaults_with_the_command_the_report_gives():
+    """Every RoundTraining field there is today has the value the final table's runs trained with, and the command the
+    report gives for them parses with today's parser."""
+    from dataclasses import asdict
+
+    from st_contrastive.config.scale import RoundTraining
+
+    today = asdict(RoundTraining())
+    readme = (ROOT / "recipes/scale-against-setfit/README.md").read_text(encoding="utf-8").replace("\\\n    ", "")
+    assert SCALE.TODAY["trec"] in readme
+    for dataset, run in SCALE.FINAL.items():
+        assert {field: SCALE.RESULTS[run]["settings"][field] for field in today} == today, run
+        assert parse_error(shlex.split(SCALE.TODAY[dataset])[1:]) is None
