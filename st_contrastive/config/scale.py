@@ -29,7 +29,7 @@ def _help(text: str, **more) -> dict:
 @dataclass
 class RoundTraining:
     """How each round trains. The paper's settings where it gives them (batch 16, lr 2e-5, λ 0.9, τ 0.3, 10 siamese
-    repeats); the rest were chosen on dev splits (docs/few-labels.md): a round continues from the last round's model
+    repeats); the rest were chosen on dev splits (recipes/scale-against-setfit): a round continues from the last round's model
     once that round trained on 10 labelled rows a class, and before that starts from the base (a model fit to a
     handful of rows per class was a worse start on SST-2's dev split, a better one after); SCALe encodes one view, the
     encoder's own dropout (0.1), instead of the paper's five, and spends what a second view cost on steps: a round
@@ -39,7 +39,7 @@ class RoundTraining:
     of a round's steps train SetFit's pairs of labelled rows (ahead on three of TREC-6's and SST-2's four dev splits
     and on their mean, and on SST-5's), at SetFit's 16 pairs a step (level with 8 on their mean, in fewer steps).
     ``head_learning_rate`` is ours (SetFit's head default): at 2e-5 a new linear head barely moves in the few dozen
-    steps a small pool gives (measured in docs/scale.md). λ, τ and the dropout rates follow
+    steps a small pool gives (the head's learning rate is among the choices of recipes/scale-against-setfit). λ, τ and the dropout rates follow
     :class:`~st_contrastive.config.objectives.SCALeObjective`'s rules; the optimiser's follow
     :class:`~st_contrastive.config.training.TrainSettings`'."""
 

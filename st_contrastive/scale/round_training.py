@@ -248,8 +248,8 @@ def frozen_logistic_regression(
     """The floor every arm must clear: logistic regression on the base model, which is not trained at all.
 
     The encoder is the one the objectives start from (:func:`load_encoder`: no final Normalize, ``max_seq_length``
-    tokens), so this is the siamese objective with zero steps. On unit vectors C=1 underfits (docs/scale.md
-    measures it).
+    tokens), so this is the siamese objective with zero steps. Logistic regression reads the pooled embeddings: on unit
+    vectors its default C=1 underfits.
     """
     if len(set(labels)) < 2:
         raise ValueError("logistic regression needs two labels among the labelled rows; raise `initial`")
