@@ -97,9 +97,11 @@ def test_the_samplers_and_collators_refuse_theirs(tiny_model):
 def test_the_settings_dataclasses_refuse_theirs():
     from st_contrastive.active.labelling_settings import LabellingSettings
     from st_contrastive.active.settings import ActiveLearningConfig
-    from st_contrastive.config.evaluation import TransferProtocol
+    from st_contrastive.config.evaluation import EvaluationSettings, TransferProtocol
+    from st_contrastive.config.objectives import Matryoshka
     from st_contrastive.config.pretraining import MaskedLMPretraining
     from st_contrastive.config.scale import RoundTraining
+    from st_contrastive.config.training import TrainSettings
 
     for call, message in [
         (lambda: RoundTraining(temperature=0), "temperature=0: must be above 0"),
@@ -107,6 +109,23 @@ def test_the_settings_dataclasses_refuse_theirs():
         (lambda: ActiveLearningConfig(acquisitions=["greedy"]), "acquisitions='greedy': choose from random"),
         (lambda: ActiveLearningConfig(oracle="human", num_seeds=2), "num_seeds=2: the human oracle labels for one"),
         (lambda: TransferProtocol(folds=1), "folds=1: must be at least 2"),
+        (lambda: TransferProtocol(inner_folds=1), "inner_folds=1: must be at least 2"),
+        (lambda: TransferProtocol(seed=-1), "seed=-1: must be an integer in [0, 2**32)"),
+        (lambda: TrainSettings(batch_size=0), "batch_size=0: must be at least 1"),
+        (lambda: TrainSettings(learning_rate=0), "learning_rate=0: must be above 0"),
+        (lambda: TrainSettings(learning_rate=-1e-5), "learning_rate=-1e-05: must be above 0"),
+        (lambda: TrainSettings(weight_decay=-0.1), "weight_decay=-0.1: must be at least 0"),
+        (lambda: TrainSettings(max_grad_norm=-1), "max_grad_norm=-1: must be at least 0"),
+        (lambda: TrainSettings(max_steps=-1, epochs=0), "epochs=0: must be above 0"),
+        (lambda: TrainSettings(seed=-1), "seed=-1: must be an integer in [0, 2**32)"),
+        (lambda: TrainSettings(save_steps=-1), "save_steps=-1: must be at least 0"),
+        (lambda: TrainSettings(eval_steps=-1), "eval_steps=-1: must be at least 0"),
+        (lambda: EvaluationSettings(["nope"]), "eval_tasks=['nope']: Unknown task(s) 'nope'"),
+        (lambda: EvaluationSettings(eval_batch_size=0), "eval_batch_size=0: must be at least 1"),
+        (lambda: EvaluationSettings(eval_max_rows=0), "eval_max_rows=0: must be at least 1"),
+        (lambda: Matryoshka([384, 0]), "matryoshka_dims=0: must be at least 1"),
+        (lambda: Matryoshka([384, 64], [1]), "matryoshka_weights=[1]: give one weight per `matryoshka_dims` size (2)"),
+        (lambda: Matryoshka([384, 64], [1, 0]), "matryoshka_weights=0: must be above 0"),
         (lambda: MaskedLMPretraining(hidden_size=30, num_heads=4), "hidden_size=30: must be a multiple of"),
         (lambda: LabellingSettings(grace_seconds=-1), "grace_seconds=-1: must be at least 0"),
         (lambda: LabellingSettings(estimate_folds=1), "estimate_folds=1: must be 0 (no estimate) or at least 2"),

@@ -27,8 +27,7 @@ from st_contrastive.commands.declutr import DeCLUTRConfig
 from st_contrastive.commands.declutr import build_parser as declutr_parser
 from st_contrastive.commands.input_checks import SettingChecks
 from st_contrastive.commands.options import EVALUATION, TRAINING, option
-from st_contrastive.commands.push import refuse_push_in_comparison
-from st_contrastive.commands.run_folder import continue_or_restart, refuse_in_comparison
+from st_contrastive.commands.run_folder import comparison_arguments, continue_or_restart
 from st_contrastive.config.objectives import NLISupConObjective
 
 ARMS = ("declutr", "supcon", "declutr+supcon")
@@ -57,10 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = build_parser()
-    parsed, declutr_options = parser.parse_known_args(argv)
-    args = options.config_from_args(ChainConfig, parsed)
-    refuse_push_in_comparison(parser, declutr_options)
-    refuse_in_comparison(parser, declutr_options)
+    args, declutr_options = comparison_arguments(parser, ChainConfig, argv)
     declutr = options.config_passed_on(DeCLUTRConfig, declutr_parser(), declutr_options, parser.prog)
     output = Path(args.output)
     declutr = replace(
@@ -153,7 +149,7 @@ def main(argv: list[str] | None = None) -> dict:
 
 def check_chain(args: argparse.Namespace, configs: dict) -> None:
     """The chain's own options and every arm's settings, before the base is evaluated; all problems at once."""
-    from st_contrastive.config.evaluation import expand_tasks
+    from st_contrastive.config.evaluation import EvaluationSettings
 
     checks = SettingChecks()
     checks.model(args.model)
@@ -161,8 +157,7 @@ def check_chain(args: argparse.Namespace, configs: dict) -> None:
     checks.rule(lambda: NLISupConObjective(supcon_weight=args.supcon_weight))
     if not (args.supcon_steps >= 1 or args.supcon_steps == -1):
         checks.add("--supcon-steps", args.supcon_steps, "use a positive number of steps, or -1 for one epoch")
-    checks.call("--eval-tasks", args.eval_tasks, lambda: expand_tasks(args.eval_tasks))
-    checks.at_least("--eval-max-rows", args.eval_max_rows, 1)
+    checks.rule(lambda: options.settings_from(EvaluationSettings, args))
     if Path(args.output).is_file():
         checks.add("--output", args.output, "is a file: pass a folder for the arms")
     # The arms' steps and λ come from the chain's options: checked once, above, under the chain's names.

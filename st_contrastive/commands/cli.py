@@ -53,20 +53,11 @@ COMMANDS = {
 }
 
 
-# Commands that train with DDP under torchrun / accelerate launch (rank 0 evaluates and writes). The others run in
-# one process: evaluate and parse do not train, and the active-learning loop stops between rounds for a person.
-DISTRIBUTED_COMMANDS = (
-    "declutr",
-    "simcse",
-    "tsdae",
-    "ct",
-    "supcon",
-    "multiview",
-    "pretrain-mlm",
-    "declutr-ablation",
-    "supcon-sweep",
-    "chain",
-)
+# Commands that train with DDP under torchrun / accelerate launch (rank 0 evaluates and writes): all but these,
+# which run in one process: evaluate, parse, convert and push do not train, and the active-learning loop (with its
+# labelling page) stops between rounds for a person.
+ONE_PROCESS = ("active", "label", "evaluate", "convert", "push", "parse")
+DISTRIBUTED_COMMANDS = tuple(name for name in COMMANDS if name not in ONE_PROCESS)
 
 
 def usage() -> str:

@@ -63,8 +63,7 @@ def train_ct(config: CTConfig) -> dict:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = build_parser().parse_args(argv)
-    return train_ct(options.config_from_args(CTConfig, args))
+    return train_ct(options.config_from_args(CTConfig, build_parser().parse_args(argv)))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -20,23 +20,15 @@ from st_contrastive.commands.input_checks import (
     is_sentence_encoder,
 )
 from st_contrastive.commands.options import OUTPUT, option
-from st_contrastive.commands.push import check_push
-from st_contrastive.commands.run_folder import (
-    check_output,
-    check_resume,
-    check_run_folder,
-    clear_for_overwrite,
-    input_paths,
-)
+from st_contrastive.commands.run_folder import check_run_folder, clear_for_overwrite
 from st_contrastive.commands.training_run import (
-    check_matryoshka_options,
+    check_shared,
     dev_curve_evaluator,
     evaluate_base,
     train_recorded,
     with_matryoshka,
     write_trained_run,
 )
-from st_contrastive.config.evaluation import expand_tasks
 from st_contrastive.config.objectives import DeCLUTRObjective, GradCache, Masking
 from st_contrastive.config.training import TrainSettings
 from st_contrastive.data.span_sampler import SHORT_DOCUMENTS, STRATEGIES
@@ -201,18 +193,7 @@ def check_inputs(config: DeCLUTRConfig) -> Path | None:
             )
     checks.at_least("--mlm-head-warmup-steps", config.mlm_head_warmup_steps, 0)
     checks.above("--mlm-head-learning-rate", config.mlm_head_learning_rate)
-    checks.call("--eval-tasks", config.eval_tasks, lambda: expand_tasks(config.eval_tasks))
-    checks.at_least("--eval-batch-size", config.eval_batch_size, 1)
-    checks.at_least("--eval-max-rows", config.eval_max_rows, 1)
-    check_matryoshka_options(checks, config)
-    checks.call("--push-to-hub", config.push_to_hub, lambda: check_push(config.push_to_hub))
-    output = known_output(config)
-    if output is not None:
-        check_run_folder(checks, config, output)
-    else:  # the output folder is checked once the model has loaded
-        check_resume(checks, config.training.resume_from_checkpoint, asdict(config))
-    checks.done()
-    return output
+    return check_shared(checks, config, known_output(config))  # an unknown output is checked once the model loads
 
 
 def known_output(config: DeCLUTRConfig) -> Path | None:
@@ -272,13 +253,7 @@ def train_declutr(config: DeCLUTRConfig) -> dict:
     output = Path(config.output or Path("runs") / (config.name or model_name(model)))
     if known is None:  # the default name needed the model's depth: check its folder now, still before any write
         checks = SettingChecks()
-        check_output(
-            checks,
-            output,
-            overwrite=config.training.overwrite,
-            resuming=bool(config.training.resume_from_checkpoint),
-            inputs=input_paths(config),
-        )
+        check_run_folder(checks, config, output, resume=False)
         checks.done()
         clear_for_overwrite(output, config.training.overwrite)
     fits, why = longest_span(model)
@@ -384,8 +359,7 @@ def warm_up_mlm_head(model, loss, dataset, collator, config: DeCLUTRConfig, outp
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = build_parser().parse_args(argv)
-    return train_declutr(options.config_from_args(DeCLUTRConfig, args))
+    return train_declutr(options.config_from_args(DeCLUTRConfig, build_parser().parse_args(argv)))
 
 
 if __name__ == "__main__":

@@ -34,11 +34,10 @@ from st_contrastive.commands.declutr import DeCLUTRConfig, train_declutr
 from st_contrastive.commands.declutr import build_parser as declutr_parser
 from st_contrastive.commands.input_checks import SettingChecks
 from st_contrastive.commands.options import TRAINING, option
-from st_contrastive.commands.push import refuse_push_in_comparison
 from st_contrastive.commands.run_folder import (
+    comparison_arguments,
     continue_or_restart,
     is_finished,
-    refuse_in_comparison,
     saved_settings,
     setting_changes,
 )
@@ -155,10 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = build_parser()
-    parsed, declutr_options = parser.parse_known_args(argv)
-    args = options.config_from_args(AblationConfig, parsed)
-    refuse_push_in_comparison(parser, declutr_options)
-    refuse_in_comparison(parser, declutr_options, refused=("--resume-from-checkpoint",))
+    args, declutr_options = comparison_arguments(parser, AblationConfig, argv, refused=("--resume-from-checkpoint",))
     base = options.config_passed_on(DeCLUTRConfig, declutr_parser(), declutr_options, parser.prog)
     base = replace(base, model=args.model, eval_tasks=args.eval_tasks)
     output = Path(args.output)

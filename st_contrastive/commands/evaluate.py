@@ -18,6 +18,7 @@ from st_contrastive.config.evaluation import (
     SEED,
     SHORTCUTS,
     VALID_TASKS,
+    EvaluationSettings,
     TransferProtocol,
     expand_tasks,
 )
@@ -111,14 +112,12 @@ def check_inputs(args: EvaluateConfig) -> None:
     ``SettingError``)."""
     checks = SettingChecks()
     checks.model(args.model, "MODEL")
-    checks.call("--eval-tasks", args.eval_tasks, lambda: expand_tasks(args.eval_tasks))
+    checks.rule(lambda: options.settings_from(EvaluationSettings, args))
     if args.output and Path(args.output).is_dir():
         checks.add("--output", args.output, "is a folder: name the JSON file to write")
-    checks.at_least("--eval-batch-size", args.eval_batch_size, 1)
     if args.device is not None and not re.fullmatch(r"(cpu|cuda|mps|xpu|npu|hpu)(:\d+)?", args.device):
         checks.add("--device", args.device, "use cpu, cuda, cuda:N, mps, xpu or npu")
     checks.rule(lambda: transfer_protocol(args), folds="--eval-folds")
-    checks.at_least("--eval-max-rows", args.eval_max_rows, 1)
     checks.at_least("--num-threads", args.num_threads, 1)
     checks.done()
 

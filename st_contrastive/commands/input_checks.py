@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from st_contrastive.arguments import ArgumentError
+from st_contrastive.commands.library_messages import ARGUMENT_NAME
 from st_contrastive.extras import MissingExtra
 
 # A Hub id: "name" or "owner/name", without a file extension a local file would have.
@@ -70,11 +71,15 @@ class SettingChecks:
         """Build library settings (``DeCLUTRObjective(...)``, ``SpanSampler(...)``) from the options, so that their
         own rules judge them; a refusal is recorded under the option that set the argument (``options`` maps an
         argument to its option where the names differ: ``max_length="--max-span-length"``)."""
+
+        def flag(argument: str) -> str:
+            return options.get(argument, "--" + argument.replace("_", "-"))
+
         try:
             build()
-        except ArgumentError as error:
-            option = options.get(error.argument, "--" + error.argument.replace("_", "-"))
-            self.problems += refused_option(error, option).problems
+        except ArgumentError as error:  # the argument it names, and any other it mentions (`name`), as options
+            allowed = ARGUMENT_NAME.sub(lambda match: flag(match.group(1)), error.allowed)
+            self.problems.append(f"{flag(error.argument)} {shown(error.value)}: {allowed}")
 
     # Numbers ---------------------------------------------------------------------------------------------------
     def at_least(self, option: str, value, minimum, why: str = "") -> None:
@@ -85,21 +90,6 @@ class SettingChecks:
     def above(self, option: str, value, bound=0, why: str = "") -> None:
         if value is not None and not (value > bound and math.isfinite(value)):
             self.add(option, value, f"must be above {bound}{why}")
-
-    def within(self, option: str, value, low, high, *, high_included: bool = False, why: str = "") -> None:
-        """``low <= value < high`` (``<= high`` with ``high_included``)."""
-        if value is None:
-            return
-        inside = low <= value <= high if high_included else low <= value < high
-        if not inside:
-            interval = f"[{low}, {high}]" if high_included else f"[{low}, {high})"
-            self.add(option, value, f"must be in {interval}{why}")
-
-    def choice(self, option: str, value, choices: Iterable[str]) -> None:
-        choices = tuple(choices)
-        for item in value if isinstance(value, (list, tuple)) else [value]:
-            if item not in choices:
-                self.add(option, item, f"choose from {', '.join(choices)}")
 
     # Checks that raise on their own ---------------------------------------------------------------------------
     def call(self, option: str, value, check: Callable[[], object]) -> None:

@@ -74,7 +74,8 @@ def check_inputs(command: LabelConfig) -> None:
             command.run_dir,
             "is a run with the simulated oracle: the page labels runs started with --oracle human",
         )
-    checks.within("--port", command.port, 0, 65535, high_included=True)
+    if not 0 <= command.port <= 65535:
+        checks.add("--port", command.port, "must be in [0, 65535]")
     if (command.ssl_certfile is None) != (command.ssl_keyfile is None):
         checks.add("--ssl-certfile", command.ssl_certfile, "goes with --ssl-keyfile: give both, or neither for HTTP")
     checks.existing_file(command.ssl_certfile, "--ssl-certfile")

@@ -16,10 +16,10 @@ from st_contrastive.commands import shared_options as shared
 from st_contrastive.commands.input_checks import SettingChecks, installed
 from st_contrastive.commands.options import EVALUATION, option
 from st_contrastive.commands.parse import SINGLE_FILE_CORPORA, check_corpus_file, corpus_file
-from st_contrastive.commands.push import check_push, publish
-from st_contrastive.commands.run_folder import check_run_folder, clear_for_overwrite, record_settings
-from st_contrastive.commands.training_run import dev_curve_evaluator
-from st_contrastive.config.evaluation import TransferProtocol, expand_tasks
+from st_contrastive.commands.push import publish
+from st_contrastive.commands.run_folder import clear_for_overwrite, record_settings
+from st_contrastive.commands.training_run import check_shared, dev_curve_evaluator
+from st_contrastive.config.evaluation import TransferProtocol
 from st_contrastive.config.training import TrainSettings
 from st_contrastive.extras import MissingExtra
 
@@ -150,15 +150,8 @@ def check_inputs(config: MultiViewConfig) -> Path:
     checks.at_least("--context-size", config.context_size, 1)
     if config.training.batch_size == 1:
         checks.add("--batch-size", 1, "a batch of one sentence holds no neighbour to predict: use at least 2")
-    checks.call("--eval-tasks", config.eval_tasks, lambda: expand_tasks(config.eval_tasks))
-    checks.at_least("--eval-folds", config.eval_folds, 2)
-    checks.at_least("--eval-max-rows", config.eval_max_rows, 1)
-    checks.at_least("--eval-batch-size", config.eval_batch_size, 1)
-    checks.call("--push-to-hub", config.push_to_hub, lambda: check_push(config.push_to_hub))
-    output = Path(config.output or Path("runs") / f"multiview-{'-'.join(views)}")
-    check_run_folder(checks, config, output)
-    checks.done()
-    return output
+    checks.rule(lambda: TransferProtocol(folds=config.eval_folds), folds="--eval-folds")
+    return check_shared(checks, config, Path(config.output or Path("runs") / f"multiview-{'-'.join(views)}"))
 
 
 def parsed_corpus(config: MultiViewConfig, parser) -> Path:
@@ -280,8 +273,7 @@ def train_multiview(config: MultiViewConfig) -> dict:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = build_parser().parse_args(argv)
-    return train_multiview(options.config_from_args(MultiViewConfig, args))
+    return train_multiview(options.config_from_args(MultiViewConfig, build_parser().parse_args(argv)))
 
 
 if __name__ == "__main__":

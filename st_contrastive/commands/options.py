@@ -80,6 +80,13 @@ def same_option(config_class: type, name: str, default: Any, **changes) -> Any:
     return option(default, **spec)
 
 
+def settings_from(settings_class: type, config):
+    """The library settings ``settings_class`` built from the fields of a command's ``config`` that have their names
+    (its other arguments at their defaults): building it applies its rules."""
+    names = [field.name for field in dataclasses.fields(settings_class) if field.init and hasattr(config, field.name)]
+    return settings_class(**{name: getattr(config, name) for name in names})
+
+
 def option_spec(field: dataclasses.Field, group: str = MODEL_AND_DATA) -> dict | None:
     """How ``field`` is an option: a command's :func:`option` spec, or for a library settings field with a ``help``
     text, that text (and its ``choices``) in ``group``; None when the field is no option."""

@@ -125,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def pretraining(args: PretrainMLMConfig) -> MaskedLMPretraining:
     """The run's pretraining settings, which refuse a bad one (before anything loads, when the options are checked)."""
-    return MaskedLMPretraining(**{name: getattr(args, name) for name in MaskedLMPretraining.__dataclass_fields__})
+    return options.settings_from(MaskedLMPretraining, args)
 
 
 def check_inputs(args: PretrainMLMConfig) -> None:

@@ -26,16 +26,6 @@ def check_push(repo_id: str | None) -> None:
         check_repo_id(repo_id)
 
 
-def refuse_push_in_comparison(parser: argparse.ArgumentParser, arguments: list[str]) -> None:
-    """A comparison (ablation, sweep, chain) passes its other options to each of its runs: ``--push-to-hub`` would
-    publish every run to one repository, so it stops here, before any training."""
-    if any(argument.split("=")[0] == "--push-to-hub" for argument in arguments):
-        parser.error(
-            "--push-to-hub publishes one run, and this command trains several to compare them: publish "
-            "the one you pick with `st-contrastive push OUTPUT/RUN --repo-id USER/NAME`"
-        )
-
-
 def publish(run_dir, repo_id: str | None) -> None:
     """What a recipe does with ``--push-to-hub`` when its run is written: upload it (nothing without a repo id)."""
     if not repo_id:

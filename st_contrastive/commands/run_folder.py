@@ -23,6 +23,7 @@ from st_contrastive.checkpoints import (
     run_folder_of,
 )
 from st_contrastive.commands.input_checks import SettingChecks, shown
+from st_contrastive.commands.options import config_from_args
 from st_contrastive.run_settings import changed_settings
 
 logger = logging.getLogger(__name__)
@@ -120,10 +121,14 @@ def check_resume(checks: SettingChecks, resume_from: str | None, settings: dict)
     return checkpoint
 
 
-def check_run_folder(checks: SettingChecks, config, output: Path) -> None:
-    """The resume point and the output folder of a training recipe's config (its ``training`` holds the options)."""
+def check_run_folder(checks: SettingChecks, config, output: Path | None, *, resume: bool = True) -> None:
+    """The resume point (unless ``resume`` is False) and the output folder (where known: declutr's default name
+    needs the model's depth) of a training recipe's config (its ``training`` holds the options)."""
     training = config.training
-    check_resume(checks, training.resume_from_checkpoint, asdict(config))
+    if resume:
+        check_resume(checks, training.resume_from_checkpoint, asdict(config))
+    if output is None:
+        return
     check_output(
         checks,
         output,
@@ -223,12 +228,21 @@ def continue_or_restart(training, output: str | Path, *, retrain: bool = False):
     return replace(training, resume_from_checkpoint=None, overwrite=True)
 
 
-def refuse_in_comparison(parser, options: list[str], refused=("--resume-from-checkpoint", "--overwrite")) -> None:
-    """A comparison decides per run whether it is reused, resumed or retrained: these options would apply to all
-    of its runs at once, so they stop here, before any work."""
-    given = {option.split("=")[0] for option in options} & set(refused)
-    if given:
+def comparison_arguments(parser, config_class: type, argv, refused=("--resume-from-checkpoint", "--overwrite")):
+    """A comparison's own options (an instance of ``config_class``) and the options it passes on to each of its
+    runs. It publishes none of them and decides per run whether it is reused, resumed or retrained: --push-to-hub and
+    the ``refused`` options would apply to all of its runs at once, so they stop here, before any work."""
+    parsed, passed = parser.parse_known_args(argv)
+    own = config_from_args(config_class, parsed)
+    given = {option.split("=")[0] for option in passed}
+    if "--push-to-hub" in given:
         parser.error(
-            f"{', '.join(sorted(given))}: this command reuses its finished runs and resumes interrupted "
-            "ones on a rerun; choose another --output to start afresh"
+            "--push-to-hub publishes one run, and this command trains several to compare them: publish "
+            "the one you pick with `st-contrastive push OUTPUT/RUN --repo-id USER/NAME`"
         )
+    if given & set(refused):
+        parser.error(
+            f"{', '.join(sorted(given & set(refused)))}: this command reuses its finished runs and resumes "
+            "interrupted ones on a rerun; choose another --output to start afresh"
+        )
+    return own, passed

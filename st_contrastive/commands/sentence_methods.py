@@ -14,10 +14,14 @@ from typing import ClassVar
 from st_contrastive.commands import shared_options as shared
 from st_contrastive.commands.input_checks import SettingChecks
 from st_contrastive.commands.options import option
-from st_contrastive.commands.push import check_push
-from st_contrastive.commands.run_folder import check_run_folder, clear_for_overwrite
-from st_contrastive.commands.training_run import dev_curve_evaluator, evaluate_base, train_recorded, write_trained_run
-from st_contrastive.config.evaluation import expand_tasks
+from st_contrastive.commands.run_folder import clear_for_overwrite
+from st_contrastive.commands.training_run import (
+    check_shared,
+    dev_curve_evaluator,
+    evaluate_base,
+    train_recorded,
+    write_trained_run,
+)
 from st_contrastive.config.training import TrainSettings
 from st_contrastive.data_dir import SHARED_CORPORA
 
@@ -64,14 +68,7 @@ def check_sentence_method(
     checks.at_least("--max-seq-length", config.max_seq_length, 1)
     if own is not None:
         own(checks)
-    checks.call("--eval-tasks", config.eval_tasks, lambda: expand_tasks(config.eval_tasks))
-    checks.at_least("--eval-batch-size", config.eval_batch_size, 1)
-    checks.at_least("--eval-max-rows", config.eval_max_rows, 1)
-    checks.call("--push-to-hub", config.push_to_hub, lambda: check_push(config.push_to_hub))
-    output = Path(config.output or Path("runs") / method)
-    check_run_folder(checks, config, output)
-    checks.done()
-    return output
+    return check_shared(checks, config, Path(config.output or Path("runs") / method))
 
 
 def train_sentence_method(

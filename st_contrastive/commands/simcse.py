@@ -16,11 +16,7 @@ from st_contrastive.commands import options
 from st_contrastive.commands import shared_options as shared
 from st_contrastive.commands.options import TRAINING, option
 from st_contrastive.commands.sentence_methods import SentenceMethodConfig, check_sentence_method, train_sentence_method
-from st_contrastive.commands.training_run import (
-    check_matryoshka_dims,
-    check_matryoshka_options,
-    with_matryoshka,
-)
+from st_contrastive.commands.training_run import check_matryoshka_dims, with_matryoshka
 from st_contrastive.config.training import TrainSettings
 
 
@@ -52,11 +48,7 @@ def check_inputs(config: SimCSEConfig) -> Path:
     """Every setting, from the arguments alone and before anything heavy loads; all problems at once (a
     ``SettingError``). Returns the output folder."""
 
-    def own(checks):
-        checks.above("--temperature", config.temperature)
-        check_matryoshka_options(checks, config)
-
-    return check_sentence_method(config, "simcse", own)
+    return check_sentence_method(config, "simcse", lambda checks: checks.above("--temperature", config.temperature))
 
 
 def train_simcse(config: SimCSEConfig) -> dict:
@@ -82,8 +74,7 @@ def train_simcse(config: SimCSEConfig) -> dict:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = build_parser().parse_args(argv)
-    return train_simcse(options.config_from_args(SimCSEConfig, args))
+    return train_simcse(options.config_from_args(SimCSEConfig, build_parser().parse_args(argv)))
 
 
 if __name__ == "__main__":

@@ -12,22 +12,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
+from st_contrastive.arguments import one_of
 from st_contrastive.commands import options
 from st_contrastive.commands import shared_options as shared
 from st_contrastive.commands.input_checks import SettingChecks
 from st_contrastive.commands.options import option, same_option
-from st_contrastive.commands.push import check_push
-from st_contrastive.commands.run_folder import check_run_folder, clear_for_overwrite
+from st_contrastive.commands.run_folder import clear_for_overwrite
 from st_contrastive.commands.training_run import (
     check_matryoshka_dims,
-    check_matryoshka_options,
+    check_shared,
     dev_curve_evaluator,
     evaluate_base,
     train_recorded,
     with_matryoshka,
     write_trained_run,
 )
-from st_contrastive.config.evaluation import expand_tasks
 from st_contrastive.config.objectives import SIMILARITIES, GradCache, NLISupConObjective
 from st_contrastive.config.scale import RoundTraining
 from st_contrastive.config.training import TrainSettings
@@ -117,13 +116,6 @@ class SupConNLIConfig:
     option_help: ClassVar[dict[str, str]] = {"batch_size": "pairs per batch (premise groups never split)"}
 
 
-def objective(config: SupConNLIConfig) -> NLISupConObjective:
-    """The loss's settings, which refuse a bad one (before any model loads, when the command checks its options)."""
-    return NLISupConObjective(
-        config.supcon_weight, config.temperature, config.positives, config.negatives, config.similarity
-    )
-
-
 def build_parser() -> argparse.ArgumentParser:
     return options.build_parser(
         SupConNLIConfig,
@@ -143,26 +135,18 @@ def check_inputs(config: SupConNLIConfig) -> Path:
     for part in config.dataset.split("+"):
         checks.source(part, "--dataset", tuple(SHARED_NLI))
     checks.at_least("--max-rows", config.max_rows, 1)
-    checks.rule(lambda: objective(config))
+    checks.rule(lambda: options.settings_from(NLISupConObjective, config))  # the loss's settings refuse a bad one
     checks.above("--head-learning-rate", config.head_learning_rate)
     checks.at_least("--classifier-hidden-size", config.classifier_hidden_size, 1)
     if config.mini_batch_size:  # 0: one pass
         checks.rule(lambda: GradCache(config.mini_batch_size))
-    checks.call("--eval-tasks", config.eval_tasks, lambda: expand_tasks(config.eval_tasks))
-    checks.at_least("--eval-batch-size", config.eval_batch_size, 1)
-    checks.at_least("--eval-max-rows", config.eval_max_rows, 1)
-    check_matryoshka_options(checks, config)
     if config.matryoshka_heads is not None:
-        checks.choice("--matryoshka-heads", config.matryoshka_heads, ["full", "per-size"])
+        checks.rule(lambda: one_of("matryoshka_heads", config.matryoshka_heads, ("full", "per-size")))
         if not config.matryoshka_dims:
             checks.add(
                 "--matryoshka-heads", config.matryoshka_heads, "needs --matryoshka-dims (the sizes of the heads)"
             )
-    checks.call("--push-to-hub", config.push_to_hub, lambda: check_push(config.push_to_hub))
-    output = Path(config.output or Path("runs") / (config.name or run_name(config)))
-    check_run_folder(checks, config, output)
-    checks.done()
-    return output
+    return check_shared(checks, config, Path(config.output or Path("runs") / (config.name or run_name(config))))
 
 
 def run_name(config) -> str:
@@ -245,8 +229,7 @@ def train_supcon_nli(config: SupConNLIConfig) -> dict:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = build_parser().parse_args(argv)
-    return train_supcon_nli(options.config_from_args(SupConNLIConfig, args))
+    return train_supcon_nli(options.config_from_args(SupConNLIConfig, build_parser().parse_args(argv)))
 
 
 if __name__ == "__main__":

@@ -20,12 +20,11 @@ from pathlib import Path
 from st_contrastive.commands import options
 from st_contrastive.commands import shared_options as shared
 from st_contrastive.commands.input_checks import SettingChecks
-from st_contrastive.commands.options import OUTPUT, TRAINING, option
-from st_contrastive.commands.push import refuse_push_in_comparison
-from st_contrastive.commands.run_folder import continue_or_restart, refuse_in_comparison
+from st_contrastive.commands.options import OUTPUT, TRAINING, option, settings_from
+from st_contrastive.commands.run_folder import comparison_arguments, continue_or_restart
 from st_contrastive.commands.supcon import SupConNLIConfig, check_inputs, train_supcon_nli
 from st_contrastive.commands.supcon import build_parser as supcon_parser
-from st_contrastive.config.evaluation import averages, expand_tasks, main_score
+from st_contrastive.config.evaluation import EvaluationSettings, averages, expand_tasks, main_score
 from st_contrastive.config.objectives import NLISupConObjective
 from st_contrastive.default_model import default_model
 
@@ -85,10 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = build_parser()
-    parsed, supcon_options = parser.parse_known_args(argv)
-    args = options.config_from_args(SweepConfig, parsed)
-    refuse_push_in_comparison(parser, supcon_options)
-    refuse_in_comparison(parser, supcon_options)
+    args, supcon_options = comparison_arguments(parser, SweepConfig, argv)
     swept = {"--positives", "--negatives"} & {argument.split("=")[0] for argument in supcon_options}
     if swept:
         parser.error(f"{', '.join(sorted(swept))} are swept: use --candidates")
@@ -157,10 +153,9 @@ def check_sweep(args: argparse.Namespace, runs: dict[str, SupConNLIConfig]) -> N
     """The sweep's own options and every variant's settings, before the base is evaluated; all problems at once."""
     checks = SettingChecks()
     checks.model(args.model)
-    checks.call("--eval-tasks", args.eval_tasks, lambda: expand_tasks(args.eval_tasks))
+    checks.rule(lambda: settings_from(EvaluationSettings, args))
     for weight in args.supcon_weight:
         checks.rule(lambda weight=weight: NLISupConObjective(supcon_weight=weight))
-    checks.at_least("--eval-max-rows", args.eval_max_rows, 1)
     if Path(args.output).is_file():
         checks.add("--output", args.output, "is a file: pass a folder for the variants")
     for config in runs.values():

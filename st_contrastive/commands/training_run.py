@@ -12,8 +12,11 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from st_contrastive.commands import shared_options as shared
-from st_contrastive.commands.push import publish
-from st_contrastive.commands.run_folder import record_settings
+from st_contrastive.commands.options import settings_from
+from st_contrastive.commands.push import check_push, publish
+from st_contrastive.commands.run_folder import check_run_folder, record_settings
+from st_contrastive.config.evaluation import EvaluationSettings
+from st_contrastive.config.objectives import Matryoshka
 
 logger = logging.getLogger(__name__)
 
@@ -70,17 +73,17 @@ def with_matryoshka(model, loss, config):
     return MatryoshkaLoss(model, loss, dims, matryoshka_weights=getattr(config, "matryoshka_weights", None))
 
 
-def check_matryoshka_options(checks, config) -> None:
-    """``--matryoshka-dims`` and ``--matryoshka-weights`` from the arguments alone (``checks``: a SettingChecks)."""
-    dims, weights = config.matryoshka_dims or [], config.matryoshka_weights
-    for dim in dims:
-        checks.at_least("--matryoshka-dims", dim, 1)
-    if weights is None:
-        return
-    if len(weights) != len(dims):
-        checks.add("--matryoshka-weights", weights, f"give one weight per --matryoshka-dims size ({len(dims)})")
-    for weight in weights:
-        checks.above("--matryoshka-weights", weight)
+def check_shared(checks, config, output: Path | None) -> Path | None:
+    """The rest of a training command's check (``checks``: a SettingChecks): the settings they share, by their
+    dataclasses' rules (evaluation; Matryoshka where the command has it), ``--push-to-hub``, the resume point and
+    the output folder where known. Raises every problem found at once; returns ``output``."""
+    checks.rule(lambda: settings_from(EvaluationSettings, config))
+    if hasattr(config, "matryoshka_dims"):
+        checks.rule(lambda: settings_from(Matryoshka, config))
+    checks.call("--push-to-hub", config.push_to_hub, lambda: check_push(config.push_to_hub))
+    check_run_folder(checks, config, output)
+    checks.done()
+    return output
 
 
 def check_matryoshka_dims(model, config) -> list[int]:

@@ -77,8 +77,7 @@ def train_tsdae(config: TSDAEConfig) -> dict:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = build_parser().parse_args(argv)
-    return train_tsdae(options.config_from_args(TSDAEConfig, args))
+    return train_tsdae(options.config_from_args(TSDAEConfig, build_parser().parse_args(argv)))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from statistics import mean
 
-from st_contrastive.arguments import at_least, one_of, seed
+from st_contrastive.arguments import ArgumentError, at_least, one_of, seed
 
 # STS task -> (shared file pattern, score column, display name used for evaluator names)
 SHARED_STS = {
@@ -40,6 +40,25 @@ def expand_tasks(tasks: str | Iterable[str]) -> list[str]:
         )
     expanded = [name for task in tasks for name in SHORTCUTS.get(task, (task,))]
     return list(dict.fromkeys(expanded))
+
+
+@dataclass(frozen=True)
+class EvaluationSettings:
+    """What a run evaluates: ``eval_tasks`` (task names or shortcuts, see :func:`expand_tasks`; empty: none),
+    encoded ``eval_batch_size`` sentences at a time, on at most ``eval_max_rows`` rows of each task (None: all)."""
+
+    eval_tasks: tuple[str, ...] | list[str] = ()
+    eval_batch_size: int = 64
+    eval_max_rows: int | None = None
+
+    def __post_init__(self) -> None:
+        try:
+            expand_tasks(self.eval_tasks)
+        except ValueError as error:
+            raise ArgumentError("eval_tasks", self.eval_tasks, str(error)) from None
+        at_least("eval_batch_size", self.eval_batch_size, 1)
+        if self.eval_max_rows is not None:
+            at_least("eval_max_rows", self.eval_max_rows, 1)
 
 
 @dataclass(frozen=True)

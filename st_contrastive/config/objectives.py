@@ -108,3 +108,28 @@ class GradCache:
             isinstance(self.mini_batch_size, int) and self.mini_batch_size >= 1,
             "must be a whole number >= 1",
         )
+
+
+@dataclass(frozen=True)
+class Matryoshka:
+    """sentence-transformers' ``MatryoshkaLoss`` around a loss: the embedding sizes it trains at
+    (``matryoshka_dims``, the model's own first; None or empty: off) and each size's weight in the loss
+    (``matryoshka_weights``, in the same order; None: 1 each, as sentence-transformers)."""
+
+    matryoshka_dims: tuple[int, ...] | list[int] | None = None
+    matryoshka_weights: tuple[float, ...] | list[float] | None = None
+
+    def __post_init__(self) -> None:
+        dims, weights = self.matryoshka_dims or [], self.matryoshka_weights
+        for dim in dims:
+            at_least("matryoshka_dims", dim, 1)
+        if weights is None:
+            return
+        require(
+            "matryoshka_weights",
+            weights,
+            len(weights) == len(dims),
+            f"give one weight per `matryoshka_dims` size ({len(dims)})",
+        )
+        for weight in weights:
+            positive("matryoshka_weights", weight)
