@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
         "st-contrastive active",
         "Active learning (SCALe): a random seed set, then rounds that train, evaluate on the test split and acquire "
         "more rows, up to a budget. The paper's settings (1 % seed set, 1 % per round, 15 % budget, batch 16, lr 2e-5, "
-        "λ=0.9, τ=0.3), except what was chosen on dev splits (docs/few-labels.md): a round starts from the base "
+        "λ=0.9, τ=0.3), except what was chosen on dev splits (recipes/scale-against-setfit): a round starts from the base "
         f"model for {ROUNDS.from_base_epochs:g} epochs until the last round had {WARM_START_MIN_PER_CLASS} "
         f"labels a class, then continues from the last one's model for {ROUNDS.epochs:g}, with a view per dropout rate "
         f"of {' '.join(f'{rate:g}' for rate in ROUNDS.dropout_rates)} (the paper: 0 0.1 0.2 0.3 0.4), and acquires "
