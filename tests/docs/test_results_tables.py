@@ -1,8 +1,7 @@
 """Every results table of the README and the docs pages names the command that made it, and its wall time.
 
 A table is a header row, a ``|---|`` separator and body rows (README.md, docs/*.md and the reports of the lab,
-recipes/*/README.md; not the ``NAME.md`` files the scripts write). A **results table** is one of measured figures: a body cell begins with a decimal
-number (``86.72``, ``**87.29 ± 0.19**``, ``2.75 s``, ``22.9×``, ``+0.03``). Targets (``≤ 1.05``), settings
+recipes/*/README.md). A **results table** is one of measured figures: a body cell begins with a decimal number (``86.72``, ``**87.29 ± 0.19**``, ``2.75 s``, ``22.9×``, ``+0.03``). Targets (``≤ 1.05``), settings
 (``128``, ``4,518 Wikipedia articles``) and option or reference tables have none, so they are not results; no table
 of the docs needs an exception to this rule.
 
@@ -16,9 +15,9 @@ options it does not take on to the command it runs, as its ``main`` does); ``pyt
 ``.venv/bin/python PATH ...`` must name a file of the repository (``python -m benchmarks`` the package,
 ``python -c CODE`` code that compiles); ``make TARGET`` a target of the Makefile. WALL TIME is what the page states
 for the command (on 2 cores), or ``wall time not recorded``. A marker with no table after it is stale. The tables
-themselves are not regenerated: that takes hours. Where the command is one script of recipes/ that writes
-``table.md`` beside itself (or into the folder its ``--out`` names), or ``NAME.md`` beside itself for its first
-argument NAME (a script of several tables), the page shows that table cell for cell.
+themselves are not retrained: that takes hours. Where the command is one script of recipes/ or benchmarks/ with
+``TABLES`` (its first argument NAME names the table, ``table`` when it has one), the page shows cell for cell what
+``TABLES[NAME]()`` prints from the results kept beside the script.
 """
 
 from __future__ import annotations
@@ -40,10 +39,8 @@ ROOT = Path(__file__).resolve().parents[2]
 MARKER = re.compile(r"^\s*<!--\s*results:(.*?)-->\s*$")
 MEASURED = re.compile(r"^[+\-−]?\d+\.\d+")  # a cell opening with a decimal number: 86.72, 25.79 ± 3.59, 2.75 s
 PYTHONS = ("python", "python3", ".venv/bin/python")
-# The scripts that print results tables: the lab's, and benchmarks/' for kept benchmark results (docs/results/ until
-# its last folder moves out).
-RUN_HERE = ("recipes/", "benchmarks/")
-SCRIPT_FOLDERS = (*RUN_HERE, "docs/results/")
+# The scripts that print results tables: the lab's, and benchmarks/' for kept benchmark results.
+SCRIPT_FOLDERS = ("recipes/", "benchmarks/")
 # The comparison commands parse their own options and pass the rest on to the command they run.
 PASSED_ON = {"declutr-ablation": "declutr", "chain": "declutr", "supcon-sweep": "supcon"}
 
@@ -223,21 +220,16 @@ def script(path: str):
 
 
 def printed_table(table: Table) -> Table | None:
-    """The table the marker's one command prints, where that command is a script of the lab: a script of recipes/
-    (or benchmarks/) is run here, its ``TABLES[NAME]()`` for a first argument NAME (``table`` for a script of one table), from the
-    results kept beside it; one of docs/results/ wrote it as ``table.md`` beside itself (or into its ``--out``;
-    ``NAME.md``). None for any other command, or a docs/results table never written."""
+    """The table the marker's one command prints, where that command is a script of recipes/ (or benchmarks/): run
+    here, its ``TABLES[NAME]()`` for a first argument NAME (``table`` for a script of one table), from the results
+    kept beside it. None for any other command, or a name the script has no table for."""
     argvs = commands(table.marker.partition(" | ")[0]) if table.marker else []
     if len(argvs) != 1 or argvs[0][0] not in PYTHONS or not argvs[0][1:2] or not argvs[0][1].startswith(SCRIPT_FOLDERS):
         return None
     argv = argvs[0]
     name = argv[2] if argv[2:3] and not argv[2].startswith("-") else "table"  # a script of several tables
-    if argv[1].startswith(RUN_HERE):
-        tables_of = getattr(script(argv[1]), "TABLES", {})
-        return one_table(tables_of[name](), argv[1]) if name in tables_of else None
-    folder = argv[argv.index("--out") + 1] if "--out" in argv[:-1] else argv[1].rsplit("/", 1)[0]
-    written = ROOT / folder / f"{name}.md"
-    return one_table(written.read_text(encoding="utf-8"), f"{folder}/{name}.md") if written.is_file() else None
+    tables_of = getattr(script(argv[1]), "TABLES", {})
+    return one_table(tables_of[name](), argv[1]) if name in tables_of else None
 
 
 def one_table(text: str, path: str) -> Table:
@@ -380,32 +372,6 @@ def test_a_marker_that_no_table_follows_is_stale():
     text = "<!-- results: make bench | 15 min on 2 cores -->\n\n" + RESULTS_TABLE
     code = "\n```\n<!-- results: x | y -->\n```\n"  # a marker shown in a code block is text, not a marker
     assert stale_markers(text + code, "page.md") == ["page.md:1"]
-
-
-# Folders (from the repository root) whose scripts print their tables from results kept beside them: nothing trains
-# here. A table of theirs that was never printed (no NAME.md: its runs are still to be made) is on no page, and is
-# left out.
-KEPT: list[str] = []
-KEPT_TABLES = [
-    (folder, name)
-    for folder in KEPT
-    for name in script(f"{folder}/reproduce.py").TABLES
-    if (ROOT / folder / f"{name}.md").is_file()
-]
-
-
-@pytest.mark.parametrize(("folder", "name"), KEPT_TABLES, ids=[f"{folder}:{name}" for folder, name in KEPT_TABLES])
-def test_each_kept_table_is_what_its_script_prints_from_the_kept_results(folder, name):
-    """NAME.md is what the script prints now from the kept results, so a change of the script that moves a figure
-    or a row shows here, not only when someone reruns it."""
-    written = (ROOT / folder / f"{name}.md").read_text(encoding="utf-8")
-    assert script(f"{folder}/reproduce.py").TABLES[name]() + "\n" == written
-
-
-def test_the_kept_tables_are_found():
-    """Guards the parametrized test above: each folder of KEPT has tables (none is left: the lab's scripts print
-    theirs, checked through the pages)."""
-    assert [folder for folder in KEPT if folder not in {found for found, _ in KEPT_TABLES}] == []
 
 
 # The SCALe report's kept results: recipes/scale-against-setfit/results.json, which its tables print from.
