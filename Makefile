@@ -58,7 +58,7 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 
 test-fast: install
-	$(PYTHON) -m pytest -q -m "not slow and not distributed and not server"
+	$(PYTHON) -m pytest -q -m "not slow and not docs and not distributed and not server"
 
 # The docs tier (tests/docs/): every bash and python block of README.md and docs/ runs, shrunk to a few steps and rows
 # (tests/docs_examples.py says how), and the checks of the docs, results tables and benchmarks. A chain of examples
