@@ -34,7 +34,7 @@ from st_contrastive.active.state import ArmState, Pending
 from st_contrastive.arguments import ArgumentError
 from st_contrastive.atomic_files import recover_folder, save_folder_atomically, write_atomically
 from st_contrastive.run_settings import changed_settings
-from st_contrastive.scale.acquisition import PoolModel, acquire, random_ids
+from st_contrastive.scale.acquisition import PoolModel, acquire, check_installed, random_ids
 
 if TYPE_CHECKING:
     from st_contrastive.active.equal_compute import SetFitTimeBudget
@@ -90,6 +90,7 @@ def run_active_learning(
     person labelling by hand should know before the first file (the command line prints it). The run's folder is
     held while the arms run (:mod:`~st_contrastive.active.run_lock`): a second writer is refused."""
     config.check()
+    check_installed(config.acquisitions)
     output = Path(config.output)
     data = experiment_data(config)
     if config.oracle == "human":

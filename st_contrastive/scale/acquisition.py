@@ -56,9 +56,20 @@ class Acquired:
     scores: list[float] | None
 
 
+# The acquisitions written here; every other one is small-text's.
+OWN_ACQUISITIONS = ("random", "balanced-entropy")
+
+
 def small_text_strategies():
     """small-text's query strategies, imported when an acquisition needs them: the plugin imports without the extra."""
     return require_extra("small_text.query_strategies", "active")
+
+
+def check_installed(names: Sequence[str]) -> None:
+    """Refuse acquisitions ``names`` now, naming the extra to install, where one is small-text's and small-text is
+    missing: before a round trains, not when its first acquisition comes."""
+    if any(name not in OWN_ACQUISITIONS for name in names):
+        small_text_strategies()
 
 
 def strategy(name: str, bald_samples: int = 10):

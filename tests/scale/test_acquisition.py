@@ -122,3 +122,17 @@ def test_kmeans_picks_one_row_per_cluster_and_the_same_rows_for_the_same_seed():
     state = np.random.get_state()[1].copy()
     assert acquire("kmeans", model, list(range(9)), [9, 10], [0, 1], n=3, seed=5).ids == first.ids
     assert (np.random.get_state()[1] == state).all()  # numpy's global generator is left as it was
+
+
+def test_a_missing_small_text_is_named_before_a_round_trains(monkeypatch):
+    """Random and balanced entropy are ours; any other acquisition needs small-text, and without it the check names
+    the extra (the loop calls it before the first round)."""
+    import sys
+
+    from st_contrastive.extras import MissingExtra
+    from st_contrastive.scale.acquisition import check_installed
+
+    monkeypatch.setitem(sys.modules, "small_text.query_strategies", None)  # as if small-text were not installed
+    check_installed(["random", "balanced-entropy"])
+    with pytest.raises(MissingExtra, match=r"needs the 'active' extra \(small_text is not installed\)"):
+        check_installed(["random", "kmeans"])
