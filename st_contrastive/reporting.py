@@ -163,7 +163,12 @@ def format_comparison(before: dict[str, dict], after: dict[str, dict]) -> str:
 def verdict(before: dict[str, dict], after: dict[str, dict], advice: str) -> dict:
     """Whether a trained model is below its base on every task both were scored on, the change of each (x 100), and
     ``advice`` (what to try) when it is."""
-    changes = {name: main_score(after[name]) - main_score(before[name]) for name in after if name in before}
+    # The change of the rounded figures, as the before/after table prints it (format_comparison).
+    changes = {
+        name: round(round(main_score(after[name]), 2) - round(main_score(before[name]), 2), 2)
+        for name in after
+        if name in before
+    }
     worse = bool(changes) and all(change < 0 for change in changes.values())
     return {"below_base_on_every_task": worse, "changes": changes, "advice": advice if worse else None}
 
