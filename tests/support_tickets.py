@@ -86,34 +86,18 @@ def start_human_run(folder, model, held_out: bool = True) -> str:
     output = folder / "run"
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(scale, "MIN_STEPS", 2)
-        cli_main(
-            [
-                "active",
-                "--dataset",
-                str(folder / "tickets.csv"),
-                "--model",
-                str(folder / "base"),
-                "--objective",
-                "ce",
-                "--oracle",
-                "human",
-                "--step",
-                "0.25",
-                "--budget",
-                "0.5",
-                "--epochs",
-                "1",
-                "--from-base-epochs",
-                "1",
-                "--min-steps-per-class",
-                "0",
-                "--batch-size",
-                "4",
-                "--output",
-                str(output),
-            ]
-        )
+        cli_main(human_run_command(folder / "tickets.csv", folder / "base", output))
     return str(output)
+
+
+def human_run_command(data, model, output) -> list[str]:
+    """``st-contrastive active`` with a person labelling: CE rounds of one pass over a quarter of the pool each, up to
+    half of it, on 4 rows a batch (a few seconds a round on the tiny model)."""
+    return [
+        *("active", "--dataset", str(data), "--model", str(model), "--objective", "ce", "--oracle", "human"),
+        *("--step", "0.25", "--budget", "0.5", "--epochs", "1", "--from-base-epochs", "1"),
+        *("--min-steps-per-class", "0", "--batch-size", "4", "--output", str(output)),
+    ]
 
 
 def copy_of_run(run_dir, folder) -> str:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from huggingface_hub import ModelCard
 from sentence_transformers import SentenceTransformer
-from support_tickets import SUPPORT, fill, write_support_csv
+from support_tickets import SUPPORT, fill, human_run_command, write_support_csv
 
 from st_contrastive.active import ActiveLearningConfig, ArmState, AwaitingLabels, round_sizes
 from st_contrastive.active import loop as loop_module
@@ -576,32 +576,7 @@ def test_labels_in_the_users_file_are_the_first_labelled_set(tmp_path, base_mode
     given = {i: label for i, label in enumerate(data.train_labels) if label is not None}
     output = tmp_path / "run"
     arm = output / "arms" / "ce-kmeans-seed0"
-    command = [
-        "active",
-        "--dataset",
-        str(path),
-        "--model",
-        base_model,
-        "--objective",
-        "ce",
-        "--oracle",
-        "human",
-        "--step",
-        "0.25",
-        "--budget",
-        "0.5",
-        "--output",
-        str(output),
-        "--epochs",
-        "1",
-        "--from-base-epochs",
-        "1",
-        "--min-steps-per-class",
-        "0",
-        "--batch-size",
-        "4",
-    ]
-    cli_main(command)
+    cli_main(human_run_command(path, base_model, output))
     out = capsys.readouterr().out
     assert "Found 6 labelled rows in my_texts.csv: round 0 trains on them; the 12 unlabelled rows are the pool" in out
     state = ArmState.load(arm)
