@@ -146,6 +146,11 @@ def write_results_json(results: dict[str, dict], path: str | Path, **metadata) -
     return path
 
 
+def printed_change(old: float, new: float) -> float:
+    """The change of two scores as printed (rounded to 2 decimals), so that a table adds up as a reader checks it."""
+    return round(round(new, 2) - round(old, 2), 2)
+
+
 def format_comparison(before: dict[str, dict], after: dict[str, dict]) -> str:
     """Before/after table of the main score of each task (x 100), with the averages and the change."""
     header = f"{'task':<14}{'before':>9}{'after':>9}{'change':>9}"
@@ -154,8 +159,7 @@ def format_comparison(before: dict[str, dict], after: dict[str, dict]) -> str:
     rows += [(f"{group} avg", averages(before).get(group), value) for group, value in averages(after).items()]
     for name, old, new in rows:
         old_text = f"{old:>9.2f}" if old is not None else f"{'':>9}"
-        # The change of the printed (rounded) figures, so that the table adds up as a reader checks it.
-        change = f"{round(new, 2) - round(old, 2):>+9.2f}" if old is not None else ""
+        change = f"{printed_change(old, new):>+9.2f}" if old is not None else ""
         lines.append(f"{name:<14}{old_text}{new:>9.2f}{change}")
     return "\n".join(lines)
 
@@ -163,11 +167,8 @@ def format_comparison(before: dict[str, dict], after: dict[str, dict]) -> str:
 def verdict(before: dict[str, dict], after: dict[str, dict], advice: str) -> dict:
     """Whether a trained model is below its base on every task both were scored on, the change of each (x 100), and
     ``advice`` (what to try) when it is."""
-    # The change of the rounded figures, as the before/after table prints it (format_comparison).
     changes = {
-        name: round(round(main_score(after[name]), 2) - round(main_score(before[name]), 2), 2)
-        for name in after
-        if name in before
+        name: printed_change(main_score(before[name]), main_score(after[name])) for name in after if name in before
     }
     worse = bool(changes) and all(change < 0 for change in changes.values())
     return {"below_base_on_every_task": worse, "changes": changes, "advice": advice if worse else None}

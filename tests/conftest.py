@@ -127,13 +127,10 @@ def base_model(tiny_model, tmp_path) -> str:
 
 @pytest.fixture()
 def short_rounds():
-    """Rounds of at least 2 steps instead of the fixed 10 (``config.scale.MIN_STEPS``): a test's rounds on a handful
-    of rows train their epochs alone, as before the floor became fixed; the same code, fewer steps. A patch of its
-    own, which a test's ``monkeypatch.undo()`` leaves in place."""
-    from st_contrastive.config import scale
+    """Rounds of at least 2 steps instead of the fixed 10 (support_tickets.short_rounds)."""
+    from support_tickets import short_rounds
 
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(scale, "MIN_STEPS", 2)
+    with short_rounds():
         yield
 
 

@@ -1,6 +1,7 @@
 """A user's own support tickets, as the README's "your own data" example reads them: 18 texts in three classes,
 and the person who labels the queries of an active-learning round."""
 
+import contextlib
 import csv
 
 SUPPORT = {
@@ -76,18 +77,28 @@ def start_human_run(folder, model, held_out: bool = True) -> str:
     split (unless not ``held_out``): round 0 trains on the 6 given labels and queries 3 of the 12 unlabelled ones
     (rounds of 6, 9, 12 labels), each one epoch long (at least 2 steps, as with the ``short_rounds`` fixture).
     Returns the run folder, ``folder/run``."""
-    import pytest
-
     from st_contrastive.commands.cli import main as cli_main
-    from st_contrastive.config import scale
 
     model.save(str(folder / "base"))
     write_support_csv(folder / "tickets.csv", labelled_per_class=2, held_out=held_out)
     output = folder / "run"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(scale, "MIN_STEPS", 2)
+    with short_rounds():
         cli_main(human_run_command(folder / "tickets.csv", folder / "base", output))
     return str(output)
+
+
+@contextlib.contextmanager
+def short_rounds():
+    """Rounds of at least 2 steps instead of the fixed 10 (``config.scale.MIN_STEPS``): a test's rounds on a handful
+    of rows train their epochs alone; the same code, fewer steps. A patch of its own, which a test's
+    ``monkeypatch.undo()`` leaves in place."""
+    import pytest
+
+    from st_contrastive.config import scale
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(scale, "MIN_STEPS", 2)
+        yield
 
 
 def human_run_command(data, model, output) -> list[str]:

@@ -80,7 +80,8 @@ class ActiveLearningConfig:
             choices=OBJECTIVES,
         ),
     )
-    # kmeans: the best on the mean of the label levels on both dev splits (recipes/scale-against-setfit); entropy lost there.
+    # kmeans: the best on the mean of the label levels on both dev splits (recipes/scale-against-setfit); entropy
+    # lost there.
     acquisitions: list[str] = field(
         default_factory=lambda: ["kmeans"],
         metadata=_help(
