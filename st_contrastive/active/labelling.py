@@ -21,6 +21,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -104,7 +105,7 @@ class LabellingSession:
         self.annotator = annotator or getpass.getuser()
         data = experiment_data(self.config)
         check_unchanged(self.run_dir, self.config.dataset, data.train_texts)  # the labels are row ids of this file
-        self.data = data.subset_pool(self.config.pool_size, 0)
+        self.data = data.subset_pool(self.config.pool_size, self.config.seed)  # the pool the loop draws
         self.label_names = self.data.label_names
         self.given = given_labels(self.config, self.data)
         self.sizes = round_sizes(len(self.data.train_texts) - len(self.given), self.config, len(self.given))
@@ -120,6 +121,9 @@ class LabellingSession:
         self.estimating = False
         self.shown: dict[int, tuple[str, float]] = {}  # row id -> (who was shown it, when)
         self.predictions: dict[int, dict[int, tuple[str, float]]] = {}  # round -> row id -> (label, probability)
+        # Called (under the lock) when a trained round's queries wait for labels: labels given elsewhere before a
+        # round queried their rows (Label Studio's backend) are applied then.
+        self.on_round_ready: list[Callable[[], None]] = []
         state = ArmState.load(self.folder)
         if state is not None and state.phase != "training":
             self._apply_corrections(state)  # corrections given while a round trained, before a stop
@@ -319,6 +323,26 @@ class LabellingSession:
             undone = {"id": int(last["id"]), "text": self.data.train_texts[int(last["id"])], "label": last["label"]}
             return self.status(who) | {"undone": undone}
 
+    def clear(self, round_number: int, row_id: int, who: str | None = None) -> dict:
+        """Clear the label of ``row_id`` in the round that waits for labels, whoever gave it, and leave the row where
+        it is in the queue (also in the grace period, whose training it cancels): a label withdrawn elsewhere, such
+        as an annotation deleted in Label Studio. Recorded as an undo."""
+        who = who or self.annotator
+        with self.lock:
+            rows = self._round(round_number)
+            row = next((row for row in rows if int(row["id"]) == row_id), None)
+            if row is None:
+                raise Refused(f"row {row_id} was not queried in round {round_number}")
+            if not row["label"]:
+                return self.status(who)
+            if self.phase == "scheduled":
+                self._cancel_schedule()
+            label = row["label"]
+            row |= {"label": "", "labelled_by": "", "labelled_at": ""}
+            self._write(queries_path(self.folder, round_number), rows)
+            self._record("undo", round_number, row_id, who, label)
+            return self.status(who)
+
     def skip(self, round_number: int, row_id: int, who: str | None = None) -> dict:
         """Put ``row_id`` at the end of the queue; the round trains once every row, skipped ones too, has a label."""
         who = who or self.annotator
@@ -500,9 +524,19 @@ class LabellingSession:
         with self.lock:
             self.phase = phase
             if phase == "labelling":
-                self._apply_corrections(ArmState.load(self.folder))  # those given while it trained
+                state = ArmState.load(self.folder)
+                self._apply_corrections(state)  # those given while it trained
+                if state.pending:
+                    self._round_ready()
         if phase == "labelling":
             self._estimate()
+
+    def _round_ready(self) -> None:
+        for callback in self.on_round_ready:
+            try:
+                callback()
+            except Exception:  # a listener's failure is its own: the round waits for labels all the same
+                logger.exception("a listener of the round's queries failed")
 
     def _estimate(self) -> None:
         """The last finished round's cross-validated accuracy on its labels, when the data has no test split."""

@@ -16,6 +16,8 @@ from st_contrastive.commands import (
     declutr_ablation,
     evaluate,
     label,
+    label_studio_backend,
+    label_studio_export,
     multiview,
     options,
     parse,
@@ -46,6 +48,11 @@ COMMANDS = {
     "multiview": (multiview.main, "multi-view structured encoders (Tree-LSTMs, bi-GRU) on context prediction"),
     "active": (active.main, "SCALe active learning: acquire, label (simulated or by hand), retrain"),
     "label": (label.main, "label an active-learning run (--oracle human) in the browser, round after round"),
+    "label-studio-backend": (
+        label_studio_backend.main,
+        "SCALe as the model of a Label Studio project: it orders the texts to label and trains on the labels",
+    ),
+    "label-studio-export": (label_studio_export.main, "an active-learning run as Label Studio tasks to import"),
     "evaluate": (evaluate.main, "STS and SentEval-style transfer evaluation of a model"),
     "convert": (convert.main, "a transformers checkpoint (e.g. johngiorgi/declutr-small) as a mean-pooled ST model"),
     "push": (push.main, "publish a finished run to the Hugging Face Hub with its model card"),
@@ -56,7 +63,7 @@ COMMANDS = {
 # Commands that train with DDP under torchrun / accelerate launch (rank 0 evaluates and writes): all but these,
 # which run in one process: evaluate, parse, convert and push do not train, and the active-learning loop (with its
 # labelling page) stops between rounds for a person.
-ONE_PROCESS = ("active", "label", "evaluate", "convert", "push", "parse")
+ONE_PROCESS = ("active", "label", "label-studio-backend", "label-studio-export", "evaluate", "convert", "push", "parse")
 DISTRIBUTED_COMMANDS = tuple(name for name in COMMANDS if name not in ONE_PROCESS)
 
 
@@ -66,7 +73,7 @@ def usage() -> str:
         "",
         "commands:",
     ]
-    lines += [f"  {name:<18}{summary}" for name, (_, summary) in COMMANDS.items()]
+    lines += [f"  {name:<22}{summary}" for name, (_, summary) in COMMANDS.items()]
     lines += ["", "--debug (or ST_CONTRASTIVE_DEBUG=1) shows the traceback of an error instead of its one line."]
     return "\n".join(lines)
 

@@ -84,6 +84,11 @@ def read_rows(path: str | Path) -> list[dict]:
     return list(csv.DictReader(text_lines(path), delimiter="\t", quoting=csv.QUOTE_NONE))
 
 
+def label_order(value: str) -> tuple:
+    """The sort key of a file's label names: numbers in number order (2 before 10), names alphabetically."""
+    return (0, int(value), "") if value.lstrip("-").isdigit() else (1, 0, value)
+
+
 def check_text_file(path: str | Path, fields: tuple[str, ...] = ()) -> None:
     """What can be seen of a local data file without loading anything heavy: every line is UTF-8, there is a row,
     and a table's first row has ``fields``. Each problem is one ValueError naming the file (and the line)."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from st_contrastive.data.table_file import read_rows
+from st_contrastive.data.label_studio import is_label_studio_export, read_label_studio_export
+from st_contrastive.data.table_file import label_order, read_rows
 from st_contrastive.data_dir import SHARED_TEXT_CLASSIFICATION, data_file
 
 TEXT_COLUMNS = ("text", "sentence")
@@ -74,7 +75,8 @@ def _sample(rows: int, size: int | None, seed: int) -> list[int] | None:
 
 
 def load_text_classification(source: str, label_names: list[str] | None = None) -> TextClassificationData:
-    """``trec`` or ``sst2`` (the shared SentEval files), a ``.csv``/``.tsv``/``.jsonl`` file, or a Hub dataset id.
+    """``trec`` or ``sst2`` (the shared SentEval files), a ``.csv``/``.tsv``/``.jsonl`` file, a Label Studio JSON
+    export (its annotated tasks labelled, the others not), or a Hub dataset id.
 
     A file has a ``text`` (or ``sentence``) column, a ``label`` column (names or ids; empty where unlabelled) and
     optionally ``split`` (``train``/``test``; other values such as ``dev`` are left out, no value means train).
@@ -85,6 +87,9 @@ def load_text_classification(source: str, label_names: list[str] | None = None) 
         path = data_file(SHARED_TEXT_CLASSIFICATION[source])
         return _from_rows(read_rows(path), str(path), source, label_names)
     path = Path(source).expanduser()
+    if is_label_studio_export(path):  # all train rows: the annotated tasks labelled, the others the pool
+        export = read_label_studio_export(path, label_names)
+        return _from_rows(export.rows(), str(path), path.stem, export.label_names)
     if path.is_file():
         return _from_rows(read_rows(path), str(path), path.stem, label_names)
     return _from_hub(source, label_names)
@@ -118,7 +123,7 @@ def _from_rows(rows: list[dict], where: str, name: str, label_names: list[str] |
     names = (
         label_names
         or _names_in_id_order(rows, label)
-        or sorted({v for _, labels in splits.values() for v in labels if v is not None}, key=_order)
+        or sorted({v for _, labels in splits.values() for v in labels if v is not None}, key=label_order)
     )
     if len(names) < 2:
         raise ValueError(
@@ -152,11 +157,6 @@ def _names_in_id_order(rows: list[dict], label: str) -> list[str] | None:
         return None
     ids = {str(row[label]).strip(): int(row["label"]) for row in rows if str(row.get(label) or "").strip()}
     return sorted(ids, key=ids.get)
-
-
-def _order(value: str) -> tuple:
-    """Numeric labels in number order (2 before 10), names alphabetically."""
-    return (0, int(value), "") if value.lstrip("-").isdigit() else (1, 0, value)
 
 
 def _from_hub(source: str, label_names: list[str] | None) -> TextClassificationData:

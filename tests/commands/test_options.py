@@ -182,6 +182,8 @@ CONFIGS = {
     "push": ("PushConfig", {"run_dir": "r", "repo_id": "a/b"}),
     "parse": ("ParseConfig", {}),
     "label": ("LabelConfig", {"run_dir": "r"}),
+    "label-studio-backend": ("LabelStudioBackendConfig", {"run_dir": "r"}),
+    "label-studio-export": ("LabelStudioExportConfig", {"run_dir": "r", "output": "o.json"}),
 }
 
 
