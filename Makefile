@@ -10,7 +10,7 @@ MAIN_STEPS ?= 150
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: main test test-fast test-docs lint docs bench install lock
+.PHONY: main test test-fast test-docs lint docs bench install lock label-studio-venv test-label-studio
 
 install: $(VENV)/.installed
 
@@ -51,6 +51,20 @@ main: install
 # for the edit loop.
 test: install lint
 	$(PYTHON) -m pytest -q
+
+# SCALe inside the real Label Studio (tests/active/test_label_studio.py, marked slow: run on demand). Label Studio
+# lives in a venv of its own, at the versions of tests/label_studio/requirements.lock; it never enters setup.cfg.
+LABEL_STUDIO_VENV := .venv-label-studio
+label-studio-venv: $(LABEL_STUDIO_VENV)/.installed
+
+$(LABEL_STUDIO_VENV)/.installed: tests/label_studio/requirements.lock
+	test -x $(LABEL_STUDIO_VENV)/bin/python || python3 -m venv $(LABEL_STUDIO_VENV)
+	$(LABEL_STUDIO_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LABEL_STUDIO_VENV)/bin/python -m pip install --quiet --requirement tests/label_studio/requirements.lock
+	touch $@
+
+test-label-studio: install label-studio-venv
+	$(PYTHON) -m pytest -q -n0 -m slow tests/active/test_label_studio.py
 
 # Style, at the 120 characters pyproject.toml states: ruff's checks and its formatter (a check, nothing rewritten).
 lint: install

@@ -15,9 +15,8 @@ Each annotation event is appended to ``label-studio-annotations.jsonl`` in the r
 else happens, and the file is replayed when the backend starts, so a kill at any moment loses no label. A label for
 a text no round has queried yet waits there until a round queries it.
 
-Label Studio refuses a backend on this machine's loopback address unless it runs with ``ML_BLOCK_LOCAL_IP=false``,
-and creates the webhook to it (with no auth, hence the token in the URL's path) only with
-``SSRF_PROTECTION_ENABLED=false``. It allows a backend 1 s for ``/health`` and each webhook, 3 s for ``/setup`` and
+Label Studio refuses a backend on this machine's loopback address, and creates the webhook to it (with no auth,
+hence the token in the URL's path), only in the environment :data:`LABEL_STUDIO_ENVIRONMENT` names. It allows a backend 1 s for ``/health`` and each webhook, 3 s for ``/setup`` and
 100 s for ``/predict``: training runs in the background, and no request waits for it.
 """
 
@@ -48,6 +47,15 @@ responses = require_extra("fastapi.responses", "active")
 
 logger = logging.getLogger(__name__)
 
+# What Label Studio's environment needs for a backend on this machine: its model URL (ML_BLOCK_LOCAL_IP) and the
+# webhook it creates to it (SSRF_PROTECTION_ENABLED) may then be a loopback address, and the Data Manager's
+# "Prediction score" follows the connected model's current version (a flag of Label Studio's own, off by default:
+# without it the score stays with the first version Label Studio saw, and later rounds show none).
+LABEL_STUDIO_ENVIRONMENT = {
+    "ML_BLOCK_LOCAL_IP": "false",
+    "SSRF_PROTECTION_ENABLED": "false",
+    "ff_front_dev_1682_model_version_dropdown_070622_short": "true",
+}
 # Every annotation event Label Studio sent, one JSON line each, in the run folder: the backend's own record.
 STORE = "label-studio-annotations.jsonl"
 MODEL_CLASS = "SCALe"

@@ -33,11 +33,20 @@ def interface_path(path: str | Path) -> Path:
     return path.with_name(f"{path.stem}.label-config.xml")
 
 
-def export_run(run_dir: str | Path, path: str | Path, *, from_name: str = FROM_NAME, to_name: str = TO_NAME) -> Path:
+def export_run(
+    run_dir: str | Path,
+    path: str | Path,
+    *,
+    from_name: str = FROM_NAME,
+    to_name: str = TO_NAME,
+    predictions: bool = False,
+) -> Path:
     """Write the tasks of the run in ``run_dir`` (``--oracle human``) to ``path`` and return it: each pool row a task
     (``data.row`` its row id), its standing label an annotation (the dataset file's, then every round's queries file:
-    the labelling page's and a spreadsheet's record, corrections included), and once a round has trained, the latest
-    round model's label with its probability as a prediction of model version ``round-N``. Rows set aside as
+    the labelling page's and a spreadsheet's record, corrections included), and with ``predictions`` once a round has
+    trained, the latest round model's label with its probability as a prediction of model version ``round-N``: for a
+    project without the backend, since Label Studio would keep to those imported predictions' version and never ask
+    the backend for its own (whose scores are SCALe's order). Rows set aside as
     ``(ignored)`` get no annotation. Beside ``path``, :func:`interface_path` gets the labelling interface whose
     <Choices> are the run's labels."""
     run_dir, path = Path(run_dir), Path(path)
@@ -50,16 +59,16 @@ def export_run(run_dir: str | Path, path: str | Path, *, from_name: str = FROM_N
     folder = run_dir / "arms" / arm_name(config.objectives[0], config.acquisitions[0], config.seed)
     state = ArmState.load(folder)
     labels = {i: names[label] for i, label in given_labels(config, data).items()}
-    predictions, version = None, None
+    guesses, version = None, None
     if state is not None:
         labels |= standing_labels(state, names) | _queried_labels(folder, state, names)
-        if state.rounds:
-            predictions, version = _latest_guesses(folder, data.train_texts, config.training.batch_size)
+        if predictions and state.rounds:
+            guesses, version = _latest_guesses(folder, data.train_texts, config.training.batch_size)
     annotations = [None if labels.get(i) in (None, IGNORED) else labels[i] for i in range(len(data.train_texts))]
     tasks = label_studio_tasks(
         data.train_texts,
         labels=annotations,
-        predictions=predictions,
+        predictions=guesses,
         from_name=from_name,
         to_name=to_name,
         model_version=version,

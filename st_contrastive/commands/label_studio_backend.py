@@ -5,9 +5,10 @@ project's model (its machine-learning backend).
     st-contrastive label-studio-export runs/mine           # the run's texts as Label Studio tasks, and its interface
     st-contrastive label-studio-backend runs/mine          # then paste the URL it prints into Label Studio
 
-In the Label Studio project (started with ML_BLOCK_LOCAL_IP=false and SSRF_PROTECTION_ENABLED=false, so that it
-calls a backend on this machine and creates its webhook), Settings > Model > Connect Model: the URL printed, token
-included. In the Data Manager, "Retrieve Predictions" on the tasks, then sort by "Prediction score" ascending: the
+Start Label Studio with ML_BLOCK_LOCAL_IP=false SSRF_PROTECTION_ENABLED=false
+ff_front_dev_1682_model_version_dropdown_070622_short=true in its environment (a backend on this machine, its webhook,
+and scores that follow the model's rounds). In the project, Settings > Model > Connect Model: the URL printed, token
+included; Settings > Annotation > Prelabeling: that model. In the Data Manager, "Retrieve Predictions" on the tasks, then sort by "Prediction score" ascending: the
 texts SCALe queries come first. Each label given in Label Studio is written to the round's queries file at once;
 when the round is labelled (and its grace period is over, or "Start Training" is pressed), the next round trains in
 the background and the model version moves on: retrieve the predictions again for the next queries. The token is
@@ -105,7 +106,7 @@ def access_token(command: LabelStudioBackendConfig) -> str:
 def main(argv: list[str] | None = None) -> None:
     command = options.config_from_args(LabelStudioBackendConfig, build_parser().parse_args(argv))
     check_inputs(command)
-    from st_contrastive.active.label_studio_backend import LabelStudioBackend, create_app
+    from st_contrastive.active.label_studio_backend import LABEL_STUDIO_ENVIRONMENT, LabelStudioBackend, create_app
     from st_contrastive.active.labelling import LabellingSession
     from st_contrastive.commands.label import addresses, bind
     from st_contrastive.extras import require_extra
@@ -119,10 +120,11 @@ def main(argv: list[str] | None = None) -> None:
     hosts |= {host.lower() for host in command.allow_host}
     shown = f"[{name}]" if ":" in name else name
     url = f"http://{shown}:{sock.getsockname()[1]}/{token}"
+    environment = " ".join(f"{name}={value}" for name, value in LABEL_STUDIO_ENVIRONMENT.items())
     print(
-        f"SCALe backend for {command.run_dir}: in Label Studio (started with ML_BLOCK_LOCAL_IP=false "
-        f"SSRF_PROTECTION_ENABLED=false), Settings > Model > Connect Model, URL {url}  (Ctrl-C stops; each label is "
-        "saved as it comes)",
+        f"SCALe backend for {command.run_dir}: start Label Studio with {environment}; in the project, Settings > "
+        f"Annotation > Prelabeling: this model, and Settings > Model > Connect Model, URL {url}  (Ctrl-C stops; "
+        "each label is saved as it comes)",
         flush=True,
     )
     app = create_app(backend, token, hosts)

@@ -31,6 +31,11 @@ class LabelStudioExportConfig:
     output: str = option(help="the Label Studio tasks file to write (.json); its labelling interface goes beside it")
     from_name: str = option(FROM_NAME, help="the name of the labelling interface's <Choices> tag")
     to_name: str = option(TO_NAME, help="the name of the labelling interface's <Text> tag")
+    predictions: bool = option(
+        False,
+        help="add the latest round model's label for every row, its probability as the score: for a project without "
+        "`label-studio-backend` (Label Studio would keep to these imported predictions and not ask the backend)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -71,7 +76,9 @@ def main(argv: list[str] | None = None) -> Path:
 
     output = Path(command.output).expanduser()
     output.parent.mkdir(parents=True, exist_ok=True)
-    tasks = export_run(command.run_dir, output, from_name=command.from_name, to_name=command.to_name)
+    tasks = export_run(
+        command.run_dir, output, from_name=command.from_name, to_name=command.to_name, predictions=command.predictions
+    )
     print(f"{tasks}: the run's texts as Label Studio tasks\n{interface_path(tasks)}: their labelling interface")
     return tasks
 

@@ -36,7 +36,10 @@ def test_a_run_exports_its_standing_labels_and_its_models_guesses(human_run, tmp
     run = copy_of_run(human_run, tmp_path)
     first, ignored, _ = (row["text"] for row in queries(run, 1))
     labelled = label_queries(run, [GOLD[first], IGNORED, ""])  # the round being labelled: 1 label, 1 set aside
-    cli_main(["label-studio-export", run, "--output", str(tmp_path / "export" / "tasks.json"), "--from-name", "topic"])
+    cli_main(["label-studio-export", run, "--output", str(tmp_path / "plain.json")])
+    assert not any(task.get("predictions") for task in json.loads((tmp_path / "plain.json").read_text()))
+    export = ["label-studio-export", run, "--output", str(tmp_path / "export" / "tasks.json"), "--from-name", "topic"]
+    cli_main([*export, "--predictions"])  # for a project without the backend
 
     tasks = json.loads((tmp_path / "export" / "tasks.json").read_text())
     state = ArmState.load(f"{run}/{ARM}")

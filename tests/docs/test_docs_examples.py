@@ -12,7 +12,10 @@ shrunk is in ``tests/docs_examples.py``. What stands in for the outside world, a
 - ``python recipes/NAME.py`` lines: the script runs in this process (``runpy``, its argv capped like a command's);
 - the person in the active-learning loop: label files are filled with the gold labels of the file they wrote, and
   in the labelling page (``st-contrastive label``, served by its own process on a free port) one round is labelled
-  the same way over HTTP, then the server is stopped.
+  the same way over HTTP, then the server is stopped;
+- Label Studio, which calls the SCALe backend (``st-contrastive label-studio-backend``): the backend runs as its own
+  process on a free port and answers a health check with the run's model version, then it is stopped; a project's
+  export (``export.json``) is the user's tickets as Label Studio exports them, two of each class annotated.
 """
 
 from __future__ import annotations
@@ -153,6 +156,8 @@ def run_example(example: Example, tier, monkeypatch) -> None:
     tier.folders[example.name] = folder
     monkeypatch.chdir(folder)
     if example.language == "python":
+        if LABEL_STUDIO_EXPORT in example.code and not Path(LABEL_STUDIO_EXPORT).exists():
+            write_label_studio_export(Path(LABEL_STUDIO_EXPORT))
         exec(compile(example.code, f"{example.path.name}:{example.line}", "exec"), names)  # noqa: S102 (the point)
         tier.names[example.name] = names
         return
@@ -199,11 +204,15 @@ def run_cli(argv: list[str], tier) -> None:
 
     if argv[0] == "label" and not {"-h", "--help"} & set(argv):  # a server: a round is labelled in it, then it stops
         return label_in_the_page(argv)
+    if argv[0] == "label-studio-backend" and not {"-h", "--help"} & set(argv):  # a server Label Studio calls
+        return backend_answers(argv)
     if argv[0] == "active" and "--resume-from-checkpoint" in argv:  # the person labels the last round's queries
         answer_queries(Path(argv[argv.index("--resume-from-checkpoint") + 1]))
     for word in argv:
         if word == "my_texts.csv" and not Path(word).exists():
             write_support_csv(Path(word), labelled_per_class=2)
+        if word == LABEL_STUDIO_EXPORT and not Path(word).exists():
+            write_label_studio_export(Path(word))
     uploads = len(tier.uploads)
     try:
         main(shrink(argv, tier.model))
@@ -248,6 +257,60 @@ def label_in_the_page(argv: list[str]) -> None:
         assert status["phase"] == "done" or status["item"] is not None, status
     finally:
         server.kill()
+
+
+def backend_answers(argv: list[str]) -> None:
+    """``st-contrastive label-studio-backend RUN_DIR`` as its own process on a free port: it prints the URL to paste
+    into Label Studio and answers Label Studio's health check there with the run's model version, then it is
+    stopped. (Label Studio itself is not in this venv: tests/active/test_label_studio.py drives the real one.)"""
+    from label_studio_server import Backend
+
+    options = argv[2:]
+    if "--port" in options:  # its own free port instead of the example's
+        at = options.index("--port")
+        options = options[:at] + options[at + 2 :]
+    backend = Backend(argv[1], Path("label-studio-backend.log"), tuple(options))
+    try:
+        backend.start()
+        health = backend.health()
+        assert health["status"] == "UP" and health["model_version"].startswith("round-"), health
+    finally:
+        backend.kill()
+
+
+# A Label Studio project's JSON export, as the docs name it: the user's tickets, two of each class annotated.
+LABEL_STUDIO_EXPORT = "export.json"
+
+
+def write_label_studio_export(path: Path) -> None:
+    """The support tickets as Label Studio exports a text-classification project (Export > JSON): each task with its
+    id, its data and its annotations (the first two tickets of each class labelled); tests/active/test_label_studio.py
+    reads the real Label Studio's export the same way."""
+    import json
+
+    from st_contrastive.data.label_studio import FROM_NAME, TO_NAME, choices_result
+
+    tasks = []
+    for label, texts in SUPPORT.items():
+        for k, text in enumerate(texts):
+            annotated = k < 2
+            tasks.append(
+                {
+                    "id": len(tasks) + 1,
+                    "data": {"text": text},
+                    "annotations": [
+                        {
+                            "id": len(tasks) + 1,
+                            "result": choices_result(label, from_name=FROM_NAME, to_name=TO_NAME),
+                            "was_cancelled": False,
+                        }
+                    ]
+                    if annotated
+                    else [],
+                    "predictions": [],
+                }
+            )
+    path.write_text(json.dumps(tasks, indent=1))
 
 
 def answer_queries(run: Path) -> None:
