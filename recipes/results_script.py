@@ -42,10 +42,12 @@ def kept(script: str, names: list[str], measure: Callable[[str], dict]) -> dict[
     (its run read back, or trained where missing) and written into it."""
     path = Path(script).resolve().parent / "results.json"
     found = json.loads(path.read_text()) if path.exists() else {}
-    missing = [name for name in names if name not in found]
-    if missing:
-        found |= {name: measure(name) for name in missing}
-        path.write_text(json.dumps(found, indent=1) + "\n")
+    for name in [name for name in names if name not in found]:
+        found[name] = measure(name)
+        # written after each run, atomically: a killed experiment keeps every run it finished
+        partial = path.with_suffix(".json.partial")
+        partial.write_text(json.dumps(found, indent=1) + "\n")
+        partial.replace(path)
     return {name: found[name] for name in names}
 
 
@@ -69,7 +71,8 @@ def worktree(commit: str) -> Iterator[Path]:
 
 
 def environment(code: Path) -> dict[str, str]:
-    """The environment of a process that runs the package in the folder ``code`` on the shared data, offline."""
+    """The environment of a process that runs the package in the folder ``code`` on the shared data, offline. Start
+    it in ``code`` (``cwd=code``): from this checkout's root, its own package would be imported first."""
     from st_contrastive.data_dir import data_dir
 
     # a worktree has no ../shared beside it, so the data folder is named

@@ -17,11 +17,13 @@ SNLI dev and test sets (19,652 pairs).
 import argparse
 import json
 import logging
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.modules import Normalize
 
+from st_contrastive.config.objectives import NLISupConObjective
 from st_contrastive.data import PremiseGroupBatchSampler, PremiseGroupDataCollator, load_nli
 from st_contrastive.default_model import default_model
 from st_contrastive.evaluation import evaluate_model
@@ -30,10 +32,10 @@ from st_contrastive.models import NLIClassifier
 from st_contrastive.reporting import format_comparison
 from st_contrastive.training import TrainSettings, train
 
-# The paper's settings, by section of supcon_snli.txt.
-SUPCON_WEIGHT = 0.3  # §4.4: λ = 0.3 gave the best STS (allpalln-lambda0.3-SCL); 0.1 the best transfer accuracy
-POSITIVES, NEGATIVES = "all", "all"  # §4.4, §5.3: all positive and all negative candidates of an anchor ("allpalln")
-TEMPERATURE = 1.0  # §4.4, §5.2: τ = 1.0 for every model of the main tables, and the best value
+# The paper's settings, by section of supcon_snli.txt. The loss's are NLISupConObjective.paper(): λ = 0.3, the best
+# STS (§4.4, allpalln-lambda0.3-SCL; 0.1 the best transfer accuracy), all positive and all negative candidates of an
+# anchor (§4.4, §5.3), τ = 1.0 for every model of the main tables (§4.4, §5.2), and cosine similarity.
+PAPER = NLISupConObjective.paper()
 BATCH_SIZE, EPOCHS, WARMUP_RATIO = 64, 1, 0.1  # §4.2: batch 64, one epoch, linear schedule with 10 % warm-up
 # §4.2 names Adam, but its learning rate is lost from the text: 2e-5 and weight decay 0.01 are SBERT's, which the
 # paper's model is built on (§3).
@@ -51,7 +53,7 @@ parser.add_argument(
     help="NLI pairs: snli-dev, snli-test (joined with +), a .tsv/.jsonl file or a Hub dataset id",
 )
 parser.add_argument("--max-rows", type=int, default=None, help="read only the first N pairs")
-parser.add_argument("--supcon-weight", type=float, default=SUPCON_WEIGHT, help="λ: 0 = CE only, 1 = SupCon only")
+parser.add_argument("--supcon-weight", type=float, default=PAPER.supcon_weight, help="λ: 0 = CE only, 1 = SupCon only")
 parser.add_argument("--max-steps", type=int, default=-1, help="stop after N steps (default: one epoch)")
 parser.add_argument("--batch-size", type=int, default=BATCH_SIZE, help="pairs per batch")
 parser.add_argument("--eval-tasks", nargs="+", default=EVAL_TASKS, help="scored before and after")
@@ -67,14 +69,7 @@ base = SentenceTransformer(args.model or default_model())
 # unit vectors and CE would then distort the space; cosine similarities are the same without it.
 model = SentenceTransformer(modules=[module for module in base if not isinstance(module, Normalize)])
 classifier = NLIClassifier(model.get_embedding_dimension(), hidden_size=CLASSIFIER_HIDDEN_SIZE)
-loss = NLISupConLoss(
-    model,
-    classifier.to(model.device),
-    supcon_weight=args.supcon_weight,
-    temperature=TEMPERATURE,
-    positives=POSITIVES,
-    negatives=NEGATIVES,
-)
+loss = NLISupConLoss(model, classifier.to(model.device), **asdict(replace(PAPER, supcon_weight=args.supcon_weight)))
 settings = TrainSettings(
     output_dir=str(output / "checkpoints"),
     batch_size=args.batch_size,

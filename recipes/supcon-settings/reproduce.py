@@ -1,11 +1,10 @@
 """SupCon + CE on NLI from all-MiniLM-L6-v2: which start the SBERT head needs, and the similarity and temperature the
-paper leaves open: the tables of the report beside this file and of docs/supcon.md, printed from results.json.
+paper leaves open: the tables of the report beside this file, printed from results.json.
 
 `starts`: the model as shipped (it ends in Normalize) against its Transformer + Pooling copy, STS only; `settings`: on
-the copy, cosine at τ 1 and 0.1 and the dot product at τ 1, against CE only; `headline`: those three against the model
-before NLI, from the rows of the other two. The runs' commands are in the report.
+the copy, cosine at τ 1 and 0.1 and the dot product at τ 1, against CE only. The runs' commands are in the report.
 
-    .venv/bin/python recipes/supcon-settings/reproduce.py {starts,settings,headline}
+    .venv/bin/python recipes/supcon-settings/reproduce.py {starts,settings}
 """
 
 from __future__ import annotations
@@ -52,24 +51,7 @@ def settings() -> str:
     return "\n".join(lines)
 
 
-def headline() -> str:
-    """STS before NLI and after each similarity and temperature on the Transformer + Pooling copy (λ 0.3, every
-    positive and negative), which is what the loss now trains for a model ending in Normalize too."""
-    rows = {
-        "all-MiniLM-L6-v2 as shipped, before NLI": RESULTS["starts"]["as shipped (before NLI) | —"],
-        "cosine, τ 1 (the paper's, the command's default)": RESULTS["settings"][
-            "SupCon + CE, cosine, τ = 1 (the paper's)"
-        ],
-        "cosine, τ 0.1": RESULTS["settings"]["SupCon + CE, cosine, τ = 0.1"],
-        "dot product, τ 1 (recommended)": RESULTS["settings"]["SupCon + CE, dot product, τ = 1"],
-    }
-    lines = ["| SupCon + CE, λ 0.3, one epoch of SNLI | STS-B | SICK-R | STS avg |", "|---" * 4 + "|"]
-    for name, scores in rows.items():
-        lines.append(f"| {name} | " + " | ".join(f"{scores[column]:.2f}" for column in STS) + " |")
-    return "\n".join(lines)
-
-
-TABLES = {"starts": starts, "settings": settings, "headline": headline}
+TABLES = {"starts": starts, "settings": settings}
 
 if __name__ == "__main__":
     results_script.run(__file__, __doc__.splitlines()[0], TABLES)

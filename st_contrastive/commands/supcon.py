@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -44,8 +44,8 @@ OBJECTIVE = "objective"
 
 @dataclass
 class SupConNLIConfig:
-    """One SupCon + CE run on NLI; the defaults are the paper's (mean pooling, batch 64, one epoch, lr 2e-5). Each
-    field is the command-line option of the same name."""
+    """One SupCon + CE run on NLI; the defaults are the paper's (batch 64, one epoch, lr 2e-5, λ 0.3, τ 1) but for
+    SupCon's dot product (``--paper``: its cosine). Each field is the command-line option of the same name."""
 
     model: str | None = shared.model()
     dataset: str = shared.dataset(
@@ -67,8 +67,18 @@ class SupConNLIConfig:
     negatives: str | int = option(
         NLISupConObjective.negatives, group=OBJECTIVE, type=count, help="negative hypotheses per anchor: all or k"
     )
-    similarity: str = option(
-        NLISupConObjective.similarity, group=OBJECTIVE, choices=SIMILARITIES, help="SupCon similarity"
+    similarity: str | None = option(
+        None,
+        group=OBJECTIVE,
+        choices=SIMILARITIES,
+        help=f"SupCon similarity (unset: {NLISupConObjective.similarity}, or "
+        f"{NLISupConObjective.paper().similarity} with --paper)",
+    )
+    paper: bool = option(
+        False,
+        group=OBJECTIVE,
+        help="the paper's settings (cosine similarity): for a base trained with MLM only; the default dot product "
+        "improves an encoder that already embeds sentences",
     )
     mini_batch_size: int = option(
         0,
@@ -121,8 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
         SupConNLIConfig,
         "st-contrastive supcon",
         "SupCon + CE on NLI: (1−λ)·cross-entropy of a (u, v, |u−v|) softmax head + λ·SupCon with premises as anchors "
-        "and their entailed hypotheses as positives. Defaults follow the paper (mean pooling, batch 64, 1 epoch, lr "
-        "2e-5, 10% warm-up, τ=1.0, λ=0.3 allpalln: best on STS).",
+        "and their entailed hypotheses as positives. Defaults: the paper's (batch 64, 1 epoch, lr 2e-5, 10% warm-up, "
+        "τ=1.0, λ=0.3, every positive and negative) with SupCon on dot products, which improves a sentence encoder "
+        "such as all-MiniLM-L6-v2; --paper for the paper's cosine, for a base trained with MLM only.",
     )
 
 
@@ -132,10 +143,12 @@ def check_inputs(config: SupConNLIConfig) -> Path:
 
     checks = SettingChecks()
     checks.model(config.model)
+    if config.paper and config.similarity not in (None, NLISupConObjective.paper().similarity):
+        checks.add("--similarity", config.similarity, "conflicts with --paper (the paper's cosine): give one of them")
     for part in config.dataset.split("+"):
         checks.source(part, "--dataset", tuple(SHARED_NLI))
     checks.at_least("--max-rows", config.max_rows, 1)
-    checks.rule(lambda: options.settings_from(NLISupConObjective, config))  # the loss's settings refuse a bad one
+    checks.rule(lambda: objective(config))  # the loss's settings refuse a bad one
     checks.above("--head-learning-rate", config.head_learning_rate)
     checks.at_least("--classifier-hidden-size", config.classifier_hidden_size, 1)
     if config.mini_batch_size:  # 0: one pass
@@ -149,6 +162,12 @@ def check_inputs(config: SupConNLIConfig) -> Path:
     return check_shared(checks, config, Path(config.output or Path("runs") / (config.name or run_name(config))))
 
 
+def objective(config: SupConNLIConfig) -> NLISupConObjective:
+    """The loss's settings: the command's options over the defaults, or over the paper's with ``--paper``."""
+    base = NLISupConObjective.paper() if config.paper else NLISupConObjective()
+    return options.settings_from(NLISupConObjective, replace(config, similarity=config.similarity or base.similarity))
+
+
 def run_name(config) -> str:
     if config.supcon_weight == 0:
         return "ce-nli"
@@ -158,6 +177,7 @@ def run_name(config) -> str:
 def train_supcon_nli(config: SupConNLIConfig) -> dict:
     """Read the pairs, build the loss, train, evaluate before and after, and write the run; returns its results."""
     output = check_inputs(config)
+    config = replace(config, similarity=objective(config).similarity)  # recorded as trained
     clear_for_overwrite(output, config.training.overwrite)
     # Imported here, not at the top: the parser above must build without torch (instant --help).
     import torch

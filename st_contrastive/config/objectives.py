@@ -61,13 +61,15 @@ def _count_or_all(argument: str, value) -> None:
 @dataclass(frozen=True)
 class NLISupConObjective:
     """``(1−λ)·CE + λ·SupCon`` on NLI, premise-anchored. λ = 0.3 gave the paper's best STS (§4.4), τ = 1.0 its
-    setting; ``positives``/``negatives`` cap each anchor's candidates ("all" or a count)."""
+    setting; ``positives``/``negatives`` cap each anchor's candidates ("all" or a count). SupCon compares dot
+    products of the pooled embeddings: chosen on STS-B and SICK-R dev for an encoder that already embeds sentences
+    (recipes/supcon-encoder-defaults). :meth:`paper` gives the paper's settings, for a base trained with MLM only."""
 
     supcon_weight: float = 0.3
     temperature: float = 1.0
     positives: str | int = "all"
     negatives: str | int = "all"
-    similarity: str = "cosine"
+    similarity: str = "dot"
 
     def __post_init__(self) -> None:
         _supcon_weight(self.supcon_weight)
@@ -75,6 +77,12 @@ class NLISupConObjective:
         _count_or_all("positives", self.positives)
         _count_or_all("negatives", self.negatives)
         one_of("similarity", self.similarity, SIMILARITIES)
+
+    @classmethod
+    def paper(cls, **changes) -> NLISupConObjective:
+        """The paper's settings (§4.4: λ 0.3, every positive and negative, τ 1.0, cosine similarity), with
+        ``changes``: for a base trained with MLM only, as the paper's BERT was."""
+        return cls(**{"similarity": "cosine"} | changes)
 
 
 @dataclass(frozen=True)

@@ -129,7 +129,7 @@ class CachedNLISupConLoss(CachedLossMixin, NLISupConLoss):
             temperature (float): τ of SupCon. Defaults to 1.0.
             positives (str | int): ``"all"`` entailed hypotheses per anchor, or at most ``k``.
             negatives (str | int): ``"all"`` other hypotheses per anchor, or at most ``k``.
-            similarity (str): ``"cosine"`` or ``"dot"``. Defaults to ``"cosine"``.
+            similarity (str): ``"dot"`` or ``"cosine"``. Defaults to ``"dot"`` (``NLISupConLoss``'s).
             entailment_label (int): The label id of entailment. Defaults to 0 (SNLI).
             gather_across_devices (bool): Score local premises against the hypotheses of every rank. Defaults to
                 False.

@@ -69,7 +69,9 @@ class NLISupConLoss(nn.Module):
             positives (str | int): ``"all"`` entailed hypotheses per anchor, or at most ``k`` drawn at random.
             negatives (str | int): ``"all"`` other hypotheses per anchor, or at most ``k`` drawn at random (the
                 reference code's "3 negatives" silently used all of them; here ``k`` really limits them).
-            similarity (str): ``"cosine"`` or ``"dot"``, computed in float32. Defaults to ``"cosine"``.
+            similarity (str): ``"dot"`` or ``"cosine"``, computed in float32. Defaults to ``"dot"``, which improves an
+                encoder that already embeds sentences; the paper's ``"cosine"`` is in
+                ``NLISupConObjective.paper()``, for a base trained with MLM only.
             entailment_label (int): The label id of entailment. Defaults to 0 (SNLI).
             gather_across_devices (bool): Score local premises against the hypotheses of every rank, and weight each
                 rank's means by its share of the rows and anchors, so that DDP trains the loss of the global batch.
