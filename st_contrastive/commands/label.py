@@ -20,23 +20,16 @@ from dataclasses import dataclass, field
 
 from st_contrastive.active.labelling_settings import LabellingSettings
 from st_contrastive.commands import options
+from st_contrastive.commands import shared_options as shared
 from st_contrastive.commands.options import option
-
-LOCALHOST = "127.0.0.1"
 
 
 @dataclass
 class LabelConfig:
     """``st-contrastive label``'s options, each field the option of the same name."""
 
-    run_dir: str = option(
-        positional=True, metavar="RUN_DIR", help="the --output folder of `st-contrastive active --oracle human`"
-    )
-    host: str = option(
-        LOCALHOST,
-        help="address to serve on (0.0.0.0: every address of this machine, for other people); every request needs "
-        "the access token in the URL the server prints",
-    )
+    run_dir: str = shared.human_run()
+    host: str = shared.serving_host("for other people")
     port: int = option(8000, help="port to serve on (0: a free one, printed)")
     annotator: str | None = option(
         None,

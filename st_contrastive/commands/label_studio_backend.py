@@ -25,9 +25,9 @@ from pathlib import Path
 
 from st_contrastive.active.labelling_settings import LabellingSettings
 from st_contrastive.commands import options
+from st_contrastive.commands import shared_options as shared
 from st_contrastive.commands.options import option
 
-LOCALHOST = "127.0.0.1"
 # The token, when no --token is given: the environment's, else the one saved in the run folder at the first start.
 TOKEN_VARIABLE = "ST_CONTRASTIVE_BACKEND_TOKEN"
 TOKEN_FILE = "label-studio-backend.token"
@@ -40,14 +40,8 @@ TOKEN_RULE = "must be at least 16 letters, digits, '-' or '_' (it is a segment o
 class LabelStudioBackendConfig:
     """``st-contrastive label-studio-backend``'s options, each field the option of the same name."""
 
-    run_dir: str = option(
-        positional=True, metavar="RUN_DIR", help="the --output folder of `st-contrastive active --oracle human`"
-    )
-    host: str = option(
-        LOCALHOST,
-        help="address to serve on (0.0.0.0: every address of this machine, for a Label Studio elsewhere); every "
-        "request needs the token in the URL the backend prints",
-    )
+    run_dir: str = shared.human_run()
+    host: str = shared.serving_host("for a Label Studio elsewhere")
     port: int = option(9090, help="port to serve on (0: a free one, printed)")
     allow_host: list[str] = option(
         [],

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from st_contrastive.commands import options
+from st_contrastive.commands import shared_options as shared
 from st_contrastive.commands.options import option
 from st_contrastive.data.label_studio import FROM_NAME, TO_NAME
 
@@ -25,9 +26,7 @@ from st_contrastive.data.label_studio import FROM_NAME, TO_NAME
 class LabelStudioExportConfig:
     """``st-contrastive label-studio-export``'s options, each field the option of the same name."""
 
-    run_dir: str = option(
-        positional=True, metavar="RUN_DIR", help="the --output folder of `st-contrastive active --oracle human`"
-    )
+    run_dir: str = shared.human_run()
     output: str = option(help="the Label Studio tasks file to write (.json); its labelling interface goes beside it")
     from_name: str = option(FROM_NAME, help="the name of the labelling interface's <Choices> tag")
     to_name: str = option(TO_NAME, help="the name of the labelling interface's <Text> tag")

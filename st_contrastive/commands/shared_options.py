@@ -106,3 +106,22 @@ def evaluation_line(tasks: list[str], when: str = "before and after training") -
     if not tasks:
         return "no evaluation (--no-eval; --eval-tasks chooses tasks)"
     return f"evaluating {' '.join(tasks)} {when} (--eval-tasks chooses, --no-eval skips)"
+
+
+# The servers over an active-learning run (the labelling page, Label Studio's backend): on this machine by default.
+LOCALHOST = "127.0.0.1"
+
+
+def human_run():
+    return option(
+        positional=True, metavar="RUN_DIR", help="the --output folder of `st-contrastive active --oracle human`"
+    )
+
+
+def serving_host(elsewhere: str):
+    """Where a server listens; ``elsewhere`` says who reaches it from another machine with 0.0.0.0."""
+    return option(
+        LOCALHOST,
+        help=f"address to serve on (0.0.0.0: every address of this machine, {elsewhere}); every request needs the "
+        "access token in the URL it prints",
+    )

@@ -133,18 +133,19 @@ def test_scale_labels_in_label_studio_trains_rounds_and_survives_a_kill(tmp_path
         view = studio.sdk(
             "create-view", project=project, title="SCALe's order", ordering=BY_SCORE, hidden=[], widths={}
         )["id"]
+
+        def annotate(rows: list[int]) -> None:
+            """A person's labels for ``rows``, submitted in Label Studio (the SDK's annotations)."""
+            labels = {task_of[row]: gold[text_of[row]] for row in rows}
+            studio.sdk("annotate", labels=labels, from_name=FROM_NAME, to_name=TO_NAME)
+
         with steps("predictions retrieved (round-1)"):
             studio.sdk("retrieve-predictions", project=project)
         check_predictions(studio, project, view, "round-1", queried(run, 1))
 
         with steps("round 1's 3 queries labelled in Label Studio (SDK annotations)"):
             round_one = queried(run, 1)
-            studio.sdk(
-                "annotate",
-                labels={task_of[row]: gold[text_of[row]] for row in round_one},
-                from_name=FROM_NAME,
-                to_name=TO_NAME,
-            )
+            annotate(round_one)
         # Each label reaches the round's queries file through Label Studio's webhook.
         wait_until(lambda: labels_in(run, 1) == {row: gold[text_of[row]] for row in round_one}, 60, "round 1's labels")
         with steps("round 1 trains; the model version moves to round-2"):
@@ -160,12 +161,7 @@ def test_scale_labels_in_label_studio_trains_rounds_and_survives_a_kill(tmp_path
             assert backend.start(fault="pause-training", marker=marker) == url  # the token is the run folder's
         with steps("round 2's 3 queries labelled; the backend killed (SIGKILL) while round 2 trains"):
             round_two = queried(run, 2)
-            studio.sdk(
-                "annotate",
-                labels={task_of[row]: gold[text_of[row]] for row in round_two},
-                from_name=FROM_NAME,
-                to_name=TO_NAME,
-            )
+            annotate(round_two)
             wait_until(marker.exists, 120, "round 2's training")
             backend.kill()
         assert ArmState.load(f"{run}/{ARM}").phase == "training"
