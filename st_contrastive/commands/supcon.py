@@ -40,6 +40,7 @@ def count(value: str) -> str | int:
 
 
 OBJECTIVE = "objective"
+PAPER = NLISupConObjective.paper()
 
 
 @dataclass
@@ -71,8 +72,7 @@ class SupConNLIConfig:
         None,
         group=OBJECTIVE,
         choices=SIMILARITIES,
-        help=f"SupCon similarity (unset: {NLISupConObjective.similarity}, or "
-        f"{NLISupConObjective.paper().similarity} with --paper)",
+        help=f"SupCon similarity (unset: {NLISupConObjective.similarity}, or {PAPER.similarity} with --paper)",
     )
     paper: bool = option(
         False,
@@ -143,7 +143,7 @@ def check_inputs(config: SupConNLIConfig) -> Path:
 
     checks = SettingChecks()
     checks.model(config.model)
-    if config.paper and config.similarity not in (None, NLISupConObjective.paper().similarity):
+    if config.paper and config.similarity not in (None, PAPER.similarity):
         checks.add("--similarity", config.similarity, "conflicts with --paper (the paper's cosine): give one of them")
     for part in config.dataset.split("+"):
         checks.source(part, "--dataset", tuple(SHARED_NLI))
@@ -164,8 +164,8 @@ def check_inputs(config: SupConNLIConfig) -> Path:
 
 def objective(config: SupConNLIConfig) -> NLISupConObjective:
     """The loss's settings: the command's options over the defaults, or over the paper's with ``--paper``."""
-    base = NLISupConObjective.paper() if config.paper else NLISupConObjective()
-    return options.settings_from(NLISupConObjective, replace(config, similarity=config.similarity or base.similarity))
+    similarity = config.similarity or (PAPER if config.paper else NLISupConObjective).similarity
+    return options.settings_from(NLISupConObjective, replace(config, similarity=similarity))
 
 
 def run_name(config) -> str:
@@ -176,8 +176,9 @@ def run_name(config) -> str:
 
 def train_supcon_nli(config: SupConNLIConfig) -> dict:
     """Read the pairs, build the loss, train, evaluate before and after, and write the run; returns its results."""
+    # Recorded as trained, and compared so on a resume: an unset similarity is the default (or the paper's).
+    config = replace(config, similarity=config.similarity or (PAPER if config.paper else NLISupConObjective).similarity)
     output = check_inputs(config)
-    config = replace(config, similarity=objective(config).similarity)  # recorded as trained
     clear_for_overwrite(output, config.training.overwrite)
     # Imported here, not at the top: the parser above must build without torch (instant --help).
     import torch
