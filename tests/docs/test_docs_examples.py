@@ -156,8 +156,6 @@ def run_example(example: Example, tier, monkeypatch) -> None:
     tier.folders[example.name] = folder
     monkeypatch.chdir(folder)
     if example.language == "python":
-        if LABEL_STUDIO_EXPORT in example.code and not Path(LABEL_STUDIO_EXPORT).exists():
-            write_label_studio_export(Path(LABEL_STUDIO_EXPORT))
         exec(compile(example.code, f"{example.path.name}:{example.line}", "exec"), names)  # noqa: S102 (the point)
         tier.names[example.name] = names
         return
