@@ -33,13 +33,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from xml.etree import ElementTree
 
-from st_contrastive.active.label_studio_export import model_version
+from st_contrastive.active.label_studio_export import ModelSwapping, latest_round_model, model_version
 from st_contrastive.active.labelling import LabellingSession, Refused, now
 from st_contrastive.active.labelling_app import LOCAL_HOSTS, host_name
 from st_contrastive.active.oracle import IGNORED
 from st_contrastive.active.state import ArmState
 from st_contrastive.atomic_files import write_atomically
-from st_contrastive.data.label_studio import is_label_studio_export, read_label_studio_export
+from st_contrastive.data.label_studio import choices_result, is_label_studio_export, read_label_studio_export
 from st_contrastive.extras import require_extra
 
 fastapi = require_extra("fastapi", "active")
@@ -348,14 +348,7 @@ class LabelStudioBackend:
                 score = 0.5 + 0.5 * guess[1] if guess else 1.0
             result = []
             if guess:
-                result = [
-                    {
-                        "from_name": tag.name,
-                        "to_name": tag.to_name,
-                        "type": "choices",
-                        "value": {"choices": [guess[0]]},
-                    }
-                ]
+                result = choices_result(guess[0], from_name=tag.name, to_name=tag.to_name)
             results.append({"result": result, "score": round(score, 6), "model_version": model_version(version)})
         return {"results": results}
 
@@ -373,30 +366,16 @@ class LabelStudioBackend:
             return self.model_version, state, {row: self.guesses[row] for row in rows if row in self.guesses}
 
     def _load_model(self) -> ArmState | None:
-        """The state, with the model of its last round loaded (at most once per round). The loop swaps a round's
-        model in while the state says "acquiring" and saves the next round's state after it: a model read with no
-        "acquiring" and the same rounds before and after is that of the rounds the state names."""
-        from st_contrastive.scale.round_training import RoundModel
-
-        before = ArmState.load(self.session.folder)
-        version = len(before.rounds) if before else 0
-        if version == self.model_version:
-            return before
-        if version == 0:
-            self.model_version, self.model, self.guesses = 0, None, {}
-            return before
-        busy = Refusal(503, f"round {version} is finishing (its model is being swapped in): ask again in a moment")
-        if before.phase == "acquiring":
-            raise busy
+        """The state, with the model of its last round loaded (at most once per round)."""
+        state = ArmState.load(self.session.folder)
+        if (len(state.rounds) if state else 0) == self.model_version:
+            return state
         try:
-            model = RoundModel.load(self.session.folder / "model")
-        except OSError:
-            raise busy from None
-        after = ArmState.load(self.session.folder)
-        if len(after.rounds) != version or after.phase == "acquiring":
-            raise busy
-        self.model_version, self.model, self.guesses = version, model, {}
-        return before
+            self.model, self.model_version = latest_round_model(self.session.folder)
+        except ModelSwapping:
+            raise Refusal(503, "a round is finishing (its model is being swapped in): ask again in a moment") from None
+        self.guesses = {}
+        return state
 
     def _warm(self) -> None:
         """Load the latest round model before Label Studio asks (a first /predict would wait for it), and let the

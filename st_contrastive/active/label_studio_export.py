@@ -113,27 +113,43 @@ def _queried_labels(folder: Path, state: ArmState, names: list[str]) -> dict[int
     return labels
 
 
-def _latest_guesses(folder: Path, texts: list[str], batch_size: int) -> tuple[list[tuple[str, float]], str]:
-    """The latest round model's label and probability for every text, and that model's version. A round that is
-    finishing swaps its model in while the state says "acquiring", then saves the state with one more round: a model
-    read with no "acquiring" and the same rounds before and after is the one of the rounds the state names."""
+class ModelSwapping(Exception):
+    """A round is finishing: its model is being swapped in, so the folder's model and state may not agree."""
+
+
+def latest_round_model(folder: Path):
+    """The latest round model of the arm in ``folder`` (a ``RoundModel``, None before a round has trained) and the
+    rounds it stands for. The loop swaps a round's model in while the state says "acquiring" and saves the next
+    round's state after it: a model read with no "acquiring" and the same rounds before and after is the one of the
+    rounds the state names; otherwise :class:`ModelSwapping`."""
     from st_contrastive.scale.round_training import RoundModel
 
-    busy = ValueError(
-        f"{folder}: a round is finishing (its model is being swapped in); export again when it is done, or resume "
-        "the run if it was stopped"
-    )
     before = ArmState.load(folder)
+    rounds = len(before.rounds) if before else 0
+    if rounds == 0:
+        return None, 0
     if before.phase == "acquiring":
-        raise busy
+        raise ModelSwapping
     try:
         model = RoundModel.load(folder / "model")
     except OSError:
-        raise busy from None
+        raise ModelSwapping from None
     after = ArmState.load(folder)
-    if after.phase == "acquiring" or len(after.rounds) != len(before.rounds):
-        raise busy
+    if after.phase == "acquiring" or len(after.rounds) != rounds:
+        raise ModelSwapping
+    return model, rounds
+
+
+def _latest_guesses(folder: Path, texts: list[str], batch_size: int) -> tuple[list[tuple[str, float]], str]:
+    """The latest round model's label and probability for every text, and that model's version."""
+    try:
+        model, rounds = latest_round_model(folder)
+    except ModelSwapping:
+        raise ValueError(
+            f"{folder}: a round is finishing (its model is being swapped in); export again when it is done, or "
+            "resume the run if it was stopped"
+        ) from None
     model.batch_size = batch_size
     names = model.classifier.labels
     guesses = [(names[int(p.argmax())], round(float(p.max()), 4)) for p in model.proba(texts)]
-    return guesses, model_version(len(before.rounds))
+    return guesses, model_version(rounds)
